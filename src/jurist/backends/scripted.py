@@ -1,0 +1,74 @@
+"""A backend that answers from a script and records exactly what it was sent (for tests and dry runs).
+
+It goes through the same door as the real engines: the engine cannot tell it apart. The script is a
+callable ``(request) -> str | Completion`` or a sequence of answers consumed in order (cycled when
+``cycle=True``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+
+from jurist.backends.base import Completion, GenerationRequest
+
+Answer = str | Completion
+
+
+class ScriptedBackend:
+    """Returns scripted completions; ``requests`` and ``calls`` record what was sent."""
+
+    def __init__(
+        self,
+        script: Callable[[GenerationRequest], Answer] | Sequence[Answer],
+        *,
+        model_id: str = "scripted",
+        cycle: bool = False,
+        max_prompt_chars: int | None = None,
+    ) -> None:
+        self._model_id = model_id
+        self._fn: Callable[[GenerationRequest], Answer] | None = None
+        self._answers: Iterator[Answer] | None = None
+        if callable(script):
+            self._fn = script
+        else:
+            answers = list(script)
+            self._answers = itertools.cycle(answers) if cycle else iter(answers)
+        self.max_prompt_chars = max_prompt_chars
+        self.requests: list[GenerationRequest] = []
+        self.calls: list[int] = []
+        self.closed = False
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        self.calls.append(len(requests))
+        out: list[Completion] = []
+        for request in requests:
+            self.requests.append(request)
+            prompt_chars = sum(len(m.content) for m in request.messages)
+            if self.max_prompt_chars is not None and prompt_chars > self.max_prompt_chars:
+                out.append(Completion("", "too_long", prompt_tokens=prompt_chars, error="prompt too long"))
+                continue
+            answer = self._next(request)
+            if isinstance(answer, Completion):
+                out.append(answer)
+            else:
+                out.append(
+                    Completion(answer, "stop", prompt_tokens=prompt_chars, completion_tokens=len(answer))
+                )
+        return out
+
+    def _next(self, request: GenerationRequest) -> Answer:
+        if self._fn is not None:
+            return self._fn(request)
+        assert self._answers is not None
+        try:
+            return next(self._answers)
+        except StopIteration:
+            raise RuntimeError("ScriptedBackend ran out of scripted answers") from None
+
+    def close(self) -> None:
+        self.closed = True

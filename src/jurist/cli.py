@@ -1,0 +1,226 @@
+"""The ``jurist`` command line.
+
+    jurist judge dataset --config generic/truthfulness --input rows.jsonl --output out.parquet \
+        [--judge_params.response_format XML ...]
+    jurist validate CONFIG          load a config and explain it
+    jurist render --config C --input F --limit N    print what the model would be sent
+    jurist list                     the built-in judges
+
+Dotted options after the named ones override config keys, as in ``oumi judge dataset``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jurist.config import list_builtin_judges, load_judge_config, parse_cli_overrides
+from jurist.errors import JuristError
+
+app = typer.Typer(
+    name="jurist",
+    help="Score datasets with local judge models (Oumi-style judge configs, guided decoding, Arrow output).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+judge_app = typer.Typer(help="Judge a dataset.", no_args_is_help=True)
+app.add_typer(judge_app, name="judge")
+
+_EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+ConfigOpt = Annotated[
+    list[str],
+    typer.Option("--config", "-c", help="Judge config: a YAML path or a built-in name. Repeat for a panel."),
+]
+InputOpt = Annotated[
+    Path, typer.Option("--input", "-i", help="Dataset: .jsonl, .json, .csv, .parquet, .arrow")
+]
+
+
+def _overrides(ctx: typer.Context, model: str | None, engine: str | None) -> dict[str, Any]:
+    overrides = parse_cli_overrides(ctx.args)
+    if model is not None:
+        overrides["inference_config.model.model_name"] = model
+    if engine is not None:
+        overrides["inference_config.engine"] = engine
+    return overrides
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+@judge_app.command("dataset", context_settings=_EXTRA)
+def judge_dataset(
+    ctx: typer.Context,
+    config: ConfigOpt,
+    input: InputOpt,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Results: .parquet, .arrow/.feather, .jsonl")
+    ],
+    model: Annotated[str | None, typer.Option(help="Model for every judge (HF id or local folder).")] = None,
+    engine: Annotated[str | None, typer.Option(help="VLLM, NATIVE, REMOTE_VLLM or OPENAI.")] = None,
+    chunk_size: Annotated[int | None, typer.Option(help="Rows per batched inference call.")] = None,
+    id_column: Annotated[str | None, typer.Option(help="Input column that identifies rows.")] = None,
+    carry: Annotated[bool, typer.Option(help="Copy the input columns into the output.")] = True,
+    summary_json: Annotated[
+        Path | None, typer.Option(help="Also write the run summary as JSON here.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+) -> None:
+    """Judge every row of a dataset and write one result row per input row."""
+    from jurist.engine import Engine
+
+    _setup_logging(verbose)
+    try:
+        overrides = _overrides(ctx, model, engine)
+        configs = [load_judge_config(ref, overrides) for ref in config]
+        with Engine(configs, chunk_size=chunk_size, carry_input=carry, id_column=id_column) as eng:
+            summary = eng.run_file(input, output)
+    except JuristError as exc:
+        _fail(exc)
+        return
+    print_summary(summary.as_dict())
+    if summary_json is not None:
+        summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """Print a run summary: rows, statuses and score statistics per judge, throughput."""
+    typer.echo(
+        f"{summary['rows']} rows -> {summary['output']} in {summary['seconds']:.1f} s "
+        f"({summary['rows_per_second']:.2f} rows/s, "
+        f"{summary['completion_tokens_per_second']:.1f} output tokens/s)"
+    )
+    for name, judge in summary["judges"].items():
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(judge["statuses"].items(), key=lambda kv: -kv[1]))
+        score = judge["score"]
+        if score["n"]:
+            stats = (
+                f"score mean {score['mean']:.3f}, min {score['min']:.3f}, "
+                f"max {score['max']:.3f} (n={score['n']})"
+            )
+        else:
+            stats = "no scores"
+        typer.echo(f"  {name} [{judge['model']}]: {statuses}; {stats}")
+
+
+@app.command(context_settings=_EXTRA)
+def validate(
+    ctx: typer.Context,
+    config: Annotated[str, typer.Argument(help="A YAML path or a built-in name.")],
+) -> None:
+    """Load a config and explain it: kind, fields, output constraint, token bound, warnings."""
+    from jurist.judge import Judge
+
+    try:
+        judge = Judge(load_judge_config(config, parse_cli_overrides(ctx.args)))
+    except JuristError as exc:
+        _fail(exc)
+        return
+    cfg = judge.config
+    kind = "rubric judge" if cfg.is_rubric else "simple judge"
+    typer.echo(f"{judge.name}: {kind} from {cfg.source} -- OK")
+    if cfg.description:
+        typer.echo(f"  {cfg.description}")
+    jp = cfg.judge_params
+    guided = "on" if judge.spec.guided else "off"
+    typer.echo(f"  response format {jp.response_format.value}, guided decoding {guided}")
+    typer.echo(f"  reads fields: {', '.join(sorted(judge.required_fields)) or '(none)'}")
+    typer.echo("  output fields:")
+    for f in judge.spec.fields:
+        labels = f" {list(f.labels)}" if f.labels else ""
+        scores = f" scores {dict(f.scores)}" if f.scores else ""
+        typer.echo(
+            f"    {f.name}: {f.judgment_type.value if f.is_judgment else 'explanation'}{labels}{scores}"
+        )
+    if cfg.rubric_judge_params is not None:
+        rubric = cfg.rubric_judge_params
+        weights = ", ".join(f"{c.id}={c.weight:g}" for c in rubric.criteria)
+        typer.echo(f"  aggregation {rubric.aggregation.value}; weights {weights}")
+    model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
+    typer.echo(
+        f"  model {model} on {cfg.inference_config.engine.value}; max tokens per answer {judge.max_tokens}"
+    )
+    if judge.constraint is not None:
+        typer.echo(f"  constraint (regex): {judge.constraint.regex}")
+    for warning in cfg.warnings:
+        typer.echo(f"  warning: {warning}")
+
+
+@app.command(context_settings=_EXTRA)
+def render(
+    ctx: typer.Context,
+    config: ConfigOpt,
+    input: InputOpt,
+    limit: Annotated[int, typer.Option(help="Rows to render.")] = 3,
+) -> None:
+    """Print the prompts a model would be sent for the first rows, and each judge's output schema."""
+    from jurist.engine import Engine
+    from jurist.io import read_input
+    from jurist.judge import missing_message
+    from jurist.templates import MissingValue
+
+    try:
+        configs = [load_judge_config(ref, parse_cli_overrides(ctx.args)) for ref in config]
+        engine = Engine(configs)
+        data = read_input(input)
+        engine.check_columns(data)
+    except JuristError as exc:
+        _fail(exc)
+        return
+    rows = data.table.slice(0, limit).to_pylist()
+    for judge in engine.judges:
+        typer.echo(f"=== judge {judge.name} ({judge.config.source})")
+        typer.echo("output schema: " + json.dumps(judge.spec.json_schema()))
+        if judge.constraint is not None:
+            typer.echo(f"constraint (regex): {judge.constraint.regex}")
+        typer.echo(f"max tokens per answer: {judge.max_tokens}")
+        for index, row in enumerate(rows):
+            typer.echo(f"--- row {index}")
+            if index in data.row_errors:
+                typer.echo(f"[bad_input] {data.row_errors[index]}")
+                continue
+            try:
+                messages = judge.render(row)
+            except MissingValue as exc:
+                typer.echo(f"[missing_input] {missing_message(exc)}")
+                continue
+            for message in messages:
+                typer.echo(f"[{message.role}]\n{message.content}\n")
+
+
+@app.command("list")
+def list_judges() -> None:
+    """List the built-in judges."""
+    for name in list_builtin_judges():
+        try:
+            config = load_judge_config(name)
+        except JuristError as exc:
+            typer.echo(f"{name}: (invalid: {exc})")
+            continue
+        kind = "rubric" if config.is_rubric else config.judge_params.judgment_type.value
+        typer.echo(f"{name:34s} {kind:8s} {config.description or ''}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""A compiled judge: config + output spec + prompt builder, and the two steps around inference.
+
+:meth:`Judge.request` turns one row into a :class:`~jurist.backends.base.GenerationRequest`;
+:meth:`Judge.interpret` turns the completion back into a :class:`~jurist.results.JudgeOutput`
+(parse, score, aggregate, status). Neither step raises for a problem with one row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jurist.backends.base import Completion, Constraint, GenerationRequest, Message
+from jurist.config import JudgeConfig, load_judge_config
+from jurist.parsing import parse_completion
+from jurist.prompts import PromptBuilder
+from jurist.results import JudgeOutput
+from jurist.schema import OutputSpec, build_output_spec
+from jurist.scoring import aggregate, score_fields
+from jurist.templates import MissingValue
+
+UNGUIDED_MAX_TOKENS = 1024
+
+
+class Judge:
+    """One judge, ready to render rows and read answers. Build with :meth:`from_config`."""
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+        self.name: str = config.name or "judge"
+        self.spec: OutputSpec = build_output_spec(config)
+        self.prompt = PromptBuilder(config, self.spec)
+        self.prompt_hash = self.prompt.fingerprint()
+        self.schema_hash = self.spec.fingerprint()
+        regex = self.spec.regex() if self.spec.guided else None
+        self.constraint: Constraint | None = (
+            Constraint(
+                regex=regex,
+                json_schema=self.spec.json_schema() if self.spec.response_format.value == "JSON" else None,
+            )
+            if regex is not None
+            else None
+        )
+
+    @classmethod
+    def from_config(
+        cls,
+        config: str | Path | JudgeConfig | Mapping[str, Any],
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+    ) -> Judge:
+        """Load (see :func:`~jurist.config.load_judge_config`) and compile a judge."""
+        return cls(load_judge_config(config, overrides, name=name))
+
+    @property
+    def required_fields(self) -> set[str]:
+        return self.prompt.required_fields
+
+    @property
+    def max_tokens(self) -> int:
+        """Tokens allowed per answer: max_new_tokens if set, else the schema's bound (guided) or 1024."""
+        configured = self.config.inference_config.generation.max_new_tokens
+        if configured is not None:
+            return configured
+        return self.spec.max_tokens() if self.spec.guided else UNGUIDED_MAX_TOKENS
+
+    def render(self, row: Mapping[str, Any]) -> tuple[Message, ...]:
+        """The messages for one row (raises :class:`~jurist.templates.MissingValue`)."""
+        return self.prompt.render(row)
+
+    def request(self, messages: tuple[Message, ...]) -> GenerationRequest:
+        """The generation request for rendered messages. A per-row seed is derived from the prompt's
+        content when sampling, so a rerun gives the same verdicts."""
+        gen = self.config.inference_config.generation
+        seed = None
+        if gen.temperature > 0:
+            digest = hashlib.sha256(json.dumps([m.as_dict() for m in messages]).encode()).digest()
+            seed = (int.from_bytes(digest[:4], "big") ^ (gen.seed or 0)) & 0x7FFFFFFF
+        return GenerationRequest(
+            messages=messages,
+            max_tokens=self.max_tokens,
+            temperature=gen.temperature,
+            top_p=gen.top_p,
+            top_k=gen.top_k,
+            min_p=gen.min_p,
+            seed=seed,
+            frequency_penalty=gen.frequency_penalty,
+            presence_penalty=gen.presence_penalty,
+            stop=tuple(gen.stop_strings),
+            constraint=self.constraint,
+        )
+
+    def interpret(self, completion: Completion) -> JudgeOutput:
+        """Parse and score one completion."""
+        tokens: dict[str, Any] = {
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+        }
+        if completion.finish_reason == "too_long":
+            return JudgeOutput(
+                "too_long", error=completion.error or "prompt exceeds the model's context", raw=None, **tokens
+            )
+        if completion.finish_reason == "error":
+            return JudgeOutput(
+                "backend_error", error=completion.error or "engine error", raw=completion.text, **tokens
+            )
+        if completion.finish_reason == "length":
+            return JudgeOutput(
+                "truncated",
+                error=f"the answer hit max_tokens ({self.max_tokens}) before it ended",
+                raw=completion.text,
+                **tokens,
+            )
+        parsed = parse_completion(completion.text, self.spec)
+        if not parsed.ok:
+            return JudgeOutput("parse_error", error=parsed.error, raw=completion.text, **tokens)
+        return self.score(parsed.values, raw=completion.text, **tokens)
+
+    def score(self, values: dict[str, Any], *, raw: str | None = None, **tokens: Any) -> JudgeOutput:
+        """A successful output from typed values: field scores, aggregate and the row's score."""
+        field_scores = score_fields(self.spec.fields, values)
+        rubric = self.config.rubric_judge_params
+        if rubric is not None:
+            agg = aggregate(
+                [field_scores[c.id] for c in rubric.criteria],
+                [c.weight for c in rubric.criteria],
+                rubric.aggregation,
+            )
+            return JudgeOutput("ok", values, field_scores, agg, agg, raw=raw, **tokens)
+        return JudgeOutput("ok", values, field_scores, None, field_scores.get("judgment"), raw=raw, **tokens)
+
+    def failure(self, status: str, error: str) -> JudgeOutput:
+        """An output for a row that was never sent (missing input, bad input, errored target)."""
+        return JudgeOutput(status, error=error)  # type: ignore[arg-type]
+
+    def provenance(self, model_id: str) -> dict[str, str]:
+        return {"model": model_id, "prompt_hash": self.prompt_hash, "schema_hash": self.schema_hash}
+
+
+def missing_message(exc: MissingValue) -> str:
+    return f"field {exc.placeholder!r} is missing or null"
