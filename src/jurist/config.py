@@ -37,7 +37,7 @@ from pydantic import (
 )
 
 from jurist.errors import ConfigError
-from jurist.templates import placeholders_in
+from jurist.templates import Template, build_namespace, lookup, placeholders_in
 
 logger = logging.getLogger("jurist")
 
@@ -152,6 +152,30 @@ def _coerce_scores(value: Any) -> Any:
     return value
 
 
+def _check_example_value(
+    value: Any, judgment_type: JudgmentType, scores: Mapping[str, float | None] | None, where: str
+) -> None:
+    """A few-shot judgment must be a value the judge itself could answer."""
+    text = str(value).strip()
+    if judgment_type is JudgmentType.BOOL:
+        if not isinstance(value, bool) and text.lower() not in ("yes", "no", "true", "false"):
+            raise ValueError(f"{where}: {value!r} is not a BOOL judgment (Yes/No/True/False)")
+    elif judgment_type is JudgmentType.ENUM:
+        labels = list(scores or ())
+        if text.casefold() not in {label.casefold() for label in labels}:
+            raise ValueError(f"{where}: {value!r} is not one of the labels {', '.join(labels)}")
+    elif judgment_type in (JudgmentType.INT, JudgmentType.FLOAT):
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"{where}: {value!r} is not a number") from None
+        if judgment_type is JudgmentType.INT:
+            if isinstance(value, bool) or not number.is_integer():
+                raise ValueError(f"{where}: {value!r} is not an integer")
+            if scores and int(number) not in {int(label) for label in scores}:
+                raise ValueError(f"{where}: {value!r} is not one of {', '.join(scores)}")
+
+
 class JudgeParams(_Strict):
     """What the judge is asked and how it answers (Oumi's ``judge_params``)."""
 
@@ -210,7 +234,7 @@ class Criterion(_Strict):
     @field_validator("id")
     @classmethod
     def _identifier(cls, value: str) -> str:
-        if not IDENTIFIER.match(value):
+        if not IDENTIFIER.fullmatch(value):
             raise ValueError(
                 f"criterion id {value!r} must be identifier-like: letters, digits and underscores, "
                 "not starting with a digit"
@@ -400,6 +424,13 @@ class JudgeConfig(_Strict):
             missing = [key for key in needed if key not in example or example[key] is None]
             if missing:
                 raise ValueError(f"{where} lacks {', '.join(missing)} (every output field needs a value)")
+            if rubric is not None:
+                for c in rubric.criteria:
+                    _check_example_value(example[c.id], c.judgment_type, c.judgment_scores, f"{where}.{c.id}")
+            else:
+                _check_example_value(
+                    example["judgment"], jp.judgment_type, jp.judgment_scores, f"{where}.judgment"
+                )
 
     def copy_with(self, **updates: Any) -> JudgeConfig:
         """A validated copy with top-level fields replaced; the source and warnings are kept."""
@@ -492,11 +523,18 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def parse_override_value(text: str) -> Any:
-    """Read a CLI override value the way YAML would (``2`` -> int, ``true`` -> bool, ``[a, b]`` -> list)."""
+    """Read a CLI override value the way YAML would (``2`` -> int, ``true`` -> bool, ``[a, b]`` -> list).
+
+    Text stays exactly as typed: a value YAML reads as a string (which would lose a ``# comment``) or as
+    a mapping that is really a template (``{request}``) is returned unchanged.
+    """
     try:
-        return yaml.load(text, Loader=_YamlLoader)
+        value = yaml.load(text, Loader=_YamlLoader)
     except yaml.YAMLError:
         return text
+    if isinstance(value, str) or (isinstance(value, dict) and placeholders_in(text)):
+        return text
+    return value
 
 
 def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -633,9 +671,17 @@ def _collect_warnings(config: JudgeConfig) -> list[str]:
         warnings.append(
             "use_guided_decoding is off: rows the model answers in the wrong shape get parse_error"
         )
-    placeholders = placeholders_in(jp.prompt_template) - set(jp.template_variables)
+    template = Template(jp.prompt_template)
     for index, example in enumerate(jp.examples):
-        missing = sorted(p for p in placeholders if p not in example)
+        namespace = build_namespace(example)
+        missing = sorted(
+            {
+                p.text
+                for p in template.placeholders
+                if not (not p.dotted and p.root in jp.template_variables)
+                and lookup(namespace, p.path) is None
+            }
+        )
         if missing:
             warnings.append(
                 f"judge_params.examples[{index}] gives no value for {', '.join(missing)}; "

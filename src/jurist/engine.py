@@ -228,7 +228,9 @@ class Engine:
         batches = list(self.iter_batches(data))
         return pa.Table.from_batches(batches, schema=schema)
 
-    def outputs(self, data: InputData | pa.Table | Sequence[Mapping[str, Any]]) -> dict[str, list[JudgeOutput]]:
+    def outputs(
+        self, data: InputData | pa.Table | Sequence[Mapping[str, Any]]
+    ) -> dict[str, list[JudgeOutput]]:
         """Judge every row; per judge name, one :class:`JudgeOutput` per row, in input order."""
         data = _as_input(data)
         self.check_columns(data)

@@ -100,24 +100,33 @@ class Judge:
             "prompt_tokens": completion.prompt_tokens,
             "completion_tokens": completion.completion_tokens,
         }
+        nothing = {"field_values": self._nothing(), "field_scores": self._nothing()}
         if completion.finish_reason == "too_long":
             return JudgeOutput(
-                "too_long", error=completion.error or "prompt exceeds the model's context", raw=None, **tokens
+                "too_long",
+                error=completion.error or "prompt exceeds the model's context",
+                **nothing,
+                **tokens,
             )
         if completion.finish_reason == "error":
             return JudgeOutput(
-                "backend_error", error=completion.error or "engine error", raw=completion.text, **tokens
+                "backend_error",
+                error=completion.error or "engine error",
+                raw=completion.text,
+                **nothing,
+                **tokens,
             )
         if completion.finish_reason == "length":
             return JudgeOutput(
                 "truncated",
                 error=f"the answer hit max_tokens ({self.max_tokens}) before it ended",
                 raw=completion.text,
+                **nothing,
                 **tokens,
             )
         parsed = parse_completion(completion.text, self.spec)
         if not parsed.ok:
-            return JudgeOutput("parse_error", error=parsed.error, raw=completion.text, **tokens)
+            return JudgeOutput("parse_error", error=parsed.error, raw=completion.text, **nothing, **tokens)
         return self.score(parsed.values, raw=completion.text, **tokens)
 
     def score(self, values: dict[str, Any], *, raw: str | None = None, **tokens: Any) -> JudgeOutput:
@@ -135,7 +144,12 @@ class Judge:
 
     def failure(self, status: str, error: str) -> JudgeOutput:
         """An output for a row that was never sent (missing input, bad input, errored target)."""
-        return JudgeOutput(status, error=error)  # type: ignore[arg-type]
+        nothing = self._nothing()
+        return JudgeOutput(status, dict(nothing), nothing, error=error)  # type: ignore[arg-type]
+
+    def _nothing(self) -> dict[str, Any]:
+        """None for every output field: what a row without a usable answer reports."""
+        return dict.fromkeys(f.name for f in self.spec.fields)
 
     def provenance(self, model_id: str) -> dict[str, str]:
         return {"model": model_id, "prompt_hash": self.prompt_hash, "schema_hash": self.schema_hash}

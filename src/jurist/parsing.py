@@ -49,6 +49,9 @@ class FieldError(ValueError):
 def clean_completion(text: str) -> str:
     """Remove reasoning blocks and code fences, and surrounding whitespace."""
     text = _THINK.sub("", text)
+    closing = text.lower().rfind("</think>")
+    if closing >= 0:  # the chat template opened the reasoning block; only its end is in the completion
+        text = text[closing + len("</think>") :]
     lowered = text.lower()
     if "<think>" in lowered:  # unterminated reasoning block: nothing after it is an answer
         text = text[: lowered.index("<think>")]

@@ -369,6 +369,8 @@ def _label_text(f: OutputField, value: Any) -> str:
         )
     if isinstance(value, float) and value.is_integer() and f.judgment_type is JudgmentType.INT:
         return str(int(value))
+    if isinstance(value, float) and f.judgment_type is JudgmentType.FLOAT:
+        return _float_text(value)
     return str(value)
 
 
@@ -381,8 +383,14 @@ def _json_value_text(f: OutputField, value: Any) -> str:
             return json.dumps(text, ensure_ascii=False)
         if f.judgment_type is JudgmentType.INT and number.is_integer():
             return str(int(number))
-        return json.dumps(number)
+        return _float_text(number)
     return json.dumps(text, ensure_ascii=False)
+
+
+def _float_text(number: float) -> str:
+    """A number as the FLOAT regex admits it: no exponent, at most MAX_FRACTION_DIGITS decimals."""
+    text = f"{number:.{MAX_FRACTION_DIGITS}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
 
 
 def _xml_escape(text: str) -> str:

@@ -165,7 +165,8 @@ def _first(row: Mapping[str, Any], *keys: str) -> Any:
 def build_namespace(row: Mapping[str, Any]) -> dict[str, Any]:
     """The row plus evaluatorq's ``input.*`` / ``output.*`` / ``log.*`` families, derived from columns.
 
-    A row that already has ``input``/``output``/``log`` objects keeps them. Otherwise they are built from
+    A row that already has an ``input``/``output``/``log`` value keeps it (an object, or a plain text column
+    such as LLMBar's ``input``). Otherwise the families are built from
     conventional columns: ``messages`` (or ``all_messages``), ``expected_output`` (or ``reference``),
     ``system_instructions``, ``response``, ``tools_called``, ``output_messages`` and ``error``. Values a
     row does not have stay absent (and a template that needs one marks the row ``missing_input``), except
@@ -175,20 +176,20 @@ def build_namespace(row: Mapping[str, Any]) -> dict[str, Any]:
     messages = _first(row, "messages", "all_messages")
     expected = _first(row, "expected_output", "reference")
     response = row.get("response")
-    if not isinstance(row.get("input"), Mapping):
+    if row.get("input") is None:
         inp: dict[str, Any] = {
             "expected_output": "" if expected is None else expected,
             "system_instructions": row.get("system_instructions") or "",
             "all_messages": messages if messages is not None else [],
         }
         ns["input"] = inp
-    if not isinstance(row.get("output"), Mapping):
+    if row.get("output") is None:
         out: dict[str, Any] = {"error": row.get("error") or "", "tools_called": row.get("tools_called") or []}
         if response is not None:
             out["response"] = response
             out["messages"] = row.get("output_messages") or [{"role": "assistant", "content": response}]
         ns["output"] = out
-    if not isinstance(row.get("log"), Mapping):
+    if row.get("log") is None:
         inp_ns = ns["input"] if isinstance(ns["input"], Mapping) else {}
         out_ns = ns["output"] if isinstance(ns["output"], Mapping) else {}
         log: dict[str, Any] = {
@@ -199,6 +200,8 @@ def build_namespace(row: Mapping[str, Any]) -> dict[str, Any]:
         last_input = _last_content(inp_ns.get("all_messages"))
         if last_input is None:
             last_input = _first(row, "question", "request", "prompt")
+        if last_input is None and isinstance(row.get("input"), str):
+            last_input = row["input"]
         if last_input is not None:
             log["input"] = last_input
         if "response" in out_ns:
