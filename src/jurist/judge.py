@@ -100,7 +100,7 @@ class Judge:
             "prompt_tokens": completion.prompt_tokens,
             "completion_tokens": completion.completion_tokens,
         }
-        nothing = {"field_values": self._nothing(), "field_scores": self._nothing()}
+        nothing: dict[str, Any] = {"field_values": self._nothing(), "field_scores": self._nothing()}
         if completion.finish_reason == "too_long":
             return JudgeOutput(
                 "too_long",

