@@ -555,8 +555,7 @@ def test_code_fence_inside_an_explanation_does_not_hide_the_answer() -> None:
         ResponseFormat.XML,
     )
     text = (
-        "<explanation>It printed ```python\nprint(1)\n``` as asked.</explanation>\n"
-        "<judgment>Yes</judgment>"
+        "<explanation>It printed ```python\nprint(1)\n``` as asked.</explanation>\n<judgment>Yes</judgment>"
     )
     result = parse_completion(text, spec)
     assert result.ok and result.values["judgment"] is True

@@ -78,6 +78,10 @@ def judge_dataset(
     chunk_size: Annotated[int | None, typer.Option(help="Rows per batched inference call.")] = None,
     id_column: Annotated[str | None, typer.Option(help="Input column that identifies rows.")] = None,
     carry: Annotated[bool, typer.Option(help="Copy the input columns into the output.")] = True,
+    panel: Annotated[
+        bool, typer.Option(help="Combine the judges as a panel (plurality, mean, agreement).")
+    ] = False,
+    quorum: Annotated[int | None, typer.Option(help="Fewest usable verdicts for a panel row.")] = None,
     summary_json: Annotated[
         Path | None, typer.Option(help="Also write the run summary as JSON here.")
     ] = None,
@@ -90,14 +94,50 @@ def judge_dataset(
     try:
         overrides = _overrides(ctx, model, engine)
         configs = [load_judge_config(ref, overrides) for ref in config]
-        with Engine(configs, chunk_size=chunk_size, carry_input=carry, id_column=id_column) as eng:
+        with Engine(
+            configs, chunk_size=chunk_size, carry_input=carry, id_column=id_column, panel=panel, quorum=quorum
+        ) as eng:
             summary = eng.run_file(input, output)
+            agreement = _panel_agreement(eng, output)
     except JuristError as exc:
         _fail(exc)
         return
     print_summary(summary.as_dict())
+    if agreement:
+        typer.echo(_format_agreement(agreement))
     if summary_json is not None:
         summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+
+
+def _panel_agreement(engine: Any, output: Path) -> dict[str, Any] | None:
+    """The panel's dataset-level agreement, read back from the written results."""
+    if engine.panel is None:
+        return None
+    from jurist.io import read_output
+
+    result: dict[str, Any] = engine.panel.agreement(read_output(output))
+    return result
+
+
+def _format_agreement(report: dict[str, Any]) -> str:
+    lines = [f"  panel of {', '.join(report['judges'])} (quorum {report['quorum']}):"]
+    for field, stats in report["fields"].items():
+        alpha = stats["krippendorff_alpha"]
+        text = f"    {field}: Krippendorff's alpha ({stats['alpha_level']}) {_num(alpha)}"
+        if stats["cohen_kappa"]:
+            text += "; Cohen's kappa " + ", ".join(f"{k} {_num(v)}" for k, v in stats["cohen_kappa"].items())
+        lines.append(text)
+    for judge, bias in (report.get("position_bias") or {}).items():
+        lines.append(
+            f"    position bias of {judge}: {_num(bias)} of verdicts picked the first-shown response"
+        )
+    if "inconclusive_rows" in report:
+        lines.append(f"    inconclusive rows (below quorum): {report['inconclusive_rows']}")
+    return "\n".join(lines)
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -134,7 +174,7 @@ def validate(
         _fail(exc)
         return
     cfg = judge.config
-    kind = "rubric judge" if cfg.is_rubric else "simple judge"
+    kind = "rubric judge" if cfg.is_rubric else "pairwise judge" if cfg.is_pairwise else "simple judge"
     typer.echo(f"{judge.name}: {kind} from {cfg.source} -- OK")
     if cfg.description:
         typer.echo(f"  {cfg.description}")
@@ -196,13 +236,61 @@ def render(
             if index in data.row_errors:
                 typer.echo(f"[bad_input] {data.row_errors[index]}")
                 continue
+            target_error = judge.target_error(row)
+            if target_error is not None:
+                typer.echo(f"[target_error] {target_error} (not judged)")
+                continue
             try:
-                messages = judge.render(row)
+                requests = judge.requests_for(row)
             except MissingValue as exc:
                 typer.echo(f"[missing_input] {missing_message(exc)}")
                 continue
-            for message in messages:
-                typer.echo(f"[{message.role}]\n{message.content}\n")
+            for number, request in enumerate(requests):
+                if len(requests) > 1:
+                    typer.echo(f"--- order {'ab' if number == 0 else 'ba'}")
+                for message in request.messages:
+                    typer.echo(f"[{message.role}]\n{message.content}\n")
+
+
+@app.command()
+def agree(
+    results: Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")],
+    labels: Annotated[
+        Path | None,
+        typer.Option(help="A file with human labels (e.g. an LLMBar JSON file), by row id or position."),
+    ] = None,
+    label_column: Annotated[
+        str | None, typer.Option(help="The label column (in the results, or in --labels; default 'label').")
+    ] = None,
+    labels_id_column: Annotated[str | None, typer.Option(help="Row-id column of the labels file.")] = None,
+    label_map: Annotated[str | None, typer.Option(help="Map label values, e.g. '1=a,2=b'.")] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option(help="Only these judges (default: all in the table).")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON here.")
+    ] = None,
+) -> None:
+    """Agreement of each judge (and the panel) with human labels: accuracy, kappa, order consistency."""
+    from jurist.agree import agreement_report, format_report, labels_for_table, parse_label_map
+    from jurist.io import read_input, read_output
+
+    try:
+        table = read_output(results)
+        file_rows = read_input(labels).table if labels is not None else None
+        if file_rows is None and label_column is None:
+            raise JuristError("give --label-column (a column of the results) or --labels FILE")
+        truth = labels_for_table(
+            table, column=label_column, file_rows=file_rows, file_id_column=labels_id_column
+        )
+        report = agreement_report(table, truth, judges=judge, label_map=parse_label_map(label_map))
+    except JuristError as exc:
+        _fail(exc)
+        return
+    typer.echo(format_report(report))
+    if json_out is not None:
+        clean = {j: {k: v for k, v in r.items() if not k.startswith("_")} for j, r in report.items()}
+        json_out.write_text(json.dumps(clean, indent=2, default=str) + "\n")
 
 
 @app.command("list")

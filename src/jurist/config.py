@@ -195,6 +195,10 @@ class JudgeParams(_Strict):
         default=400, ge=16, le=20000, description="Upper bound on an explanation or TEXT judgment."
     )
     scoring: ScoringMode = ScoringMode.GENERATE
+    target_error_field: str | None = Field(
+        default="error",
+        description="A row whose value here is non-empty is an errored target: not judged (target_error).",
+    )
 
     @field_validator("judgment_scores", mode="before")
     @classmethod
@@ -275,6 +279,61 @@ class RubricJudgeParams(_Strict):
         return self
 
 
+def _field_candidates(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class PairLabels(_Strict):
+    """The labels a pairwise judge answers with: the first shown response, the second, or a tie."""
+
+    first: str = "A"
+    second: str = "B"
+    tie: str = "tie"
+
+    @model_validator(mode="after")
+    def _distinct(self) -> PairLabels:
+        labels = [self.first, self.second, self.tie]
+        if len({label.strip().casefold() for label in labels}) != 3 or not all(
+            label.strip() for label in labels
+        ):
+            raise ValueError(f"pairwise labels must be distinct and non-empty, got {labels}")
+        return self
+
+
+class PairwiseJudgeParams(_Strict):
+    """Judging two responses to one question, in both orders (a jurist extension of Oumi's format).
+
+    Each ``*_field`` lists candidate columns, the first one a row has wins (so LLMBar's ``input``,
+    ``output_1``, ``output_2`` work as they are). The prompt reads ``{question}``, ``{response_a}``,
+    ``{response_b}`` and ``{reference}`` (or ``{{response_a.output.response}}``...), filled per order.
+    """
+
+    question_field: list[str] = Field(default_factory=lambda: ["question", "input", "instruction", "prompt"])
+    response_a_field: list[str] = Field(default_factory=lambda: ["response_a", "output_1", "answer_a"])
+    response_b_field: list[str] = Field(default_factory=lambda: ["response_b", "output_2", "answer_b"])
+    reference_field: list[str] = Field(default_factory=lambda: ["reference", "expected_output"])
+    error_a_field: list[str] = Field(default_factory=lambda: ["error_a", "response_a_error"])
+    error_b_field: list[str] = Field(default_factory=lambda: ["error_b", "response_b_error"])
+    labels: PairLabels = Field(default_factory=PairLabels)
+    allow_tie: bool = False
+
+    _coerce = field_validator(
+        "question_field",
+        "response_a_field",
+        "response_b_field",
+        "reference_field",
+        "error_a_field",
+        "error_b_field",
+        mode="before",
+    )(_field_candidates)
+
+    @property
+    def answer_labels(self) -> list[str]:
+        """The judgment's labels in order: first, second (and tie when allowed)."""
+        labels = [self.labels.first, self.labels.second]
+        return [*labels, self.labels.tie] if self.allow_tie else labels
+
+
 class ModelParams(_Strict):
     """The judge model. ``model_name`` is a Hugging Face id or a local folder; None means the embedded
     default (SmolLM2-135M-Instruct)."""
@@ -350,6 +409,7 @@ class JudgeConfig(_Strict):
     description: str | None = None
     judge_params: JudgeParams
     rubric_judge_params: RubricJudgeParams | None = None
+    pairwise_judge_params: PairwiseJudgeParams | None = None
     inference_config: InferenceConfig = Field(default_factory=InferenceConfig)
 
     _source: str = PrivateAttr(default="<python>")
@@ -367,6 +427,10 @@ class JudgeConfig(_Strict):
         return self.rubric_judge_params is not None
 
     @property
+    def is_pairwise(self) -> bool:
+        return self.pairwise_judge_params is not None
+
+    @property
     def source(self) -> str:
         """Where the config came from: a file path, a built-in name or ``<python>``."""
         return self._source
@@ -379,6 +443,8 @@ class JudgeConfig(_Strict):
     def _cross_checks(self) -> JudgeConfig:
         jp = self.judge_params
         rubric = self.rubric_judge_params
+        if rubric is not None and self.pairwise_judge_params is not None:
+            raise ValueError("a judge has either rubric_judge_params or pairwise_judge_params, not both")
         if rubric is not None:
             if jp.response_format is ResponseFormat.RAW:
                 raise ValueError(
@@ -391,8 +457,15 @@ class JudgeConfig(_Strict):
                         f"judge_params.{key} is not allowed in a rubric judge: set it per criterion in "
                         "rubric_judge_params.criteria"
                     )
-        else:
+        elif self.pairwise_judge_params is None:
             _check_scores(jp.judgment_type, jp.judgment_scores, "judge_params")
+        if self.pairwise_judge_params is not None:
+            for key in ("judgment_type", "judgment_scores"):
+                if key in jp.model_fields_set:
+                    raise ValueError(
+                        f"judge_params.{key} is not allowed in a pairwise judge: its judgment is the label "
+                        "of the better response (pairwise_judge_params.labels)"
+                    )
         if jp.scoring is ScoringMode.LOGPROBS:
             types = [c.judgment_type for c in rubric.criteria] if rubric else [jp.judgment_type]
             if rubric is not None:
@@ -420,13 +493,18 @@ class JudgeConfig(_Strict):
                         needed.append(f"{criterion.id}_explanation")
                     needed.append(criterion.id)
             else:
-                needed = ["judgment"] + (["explanation"] if jp.include_explanation else [])
+                needed = ["judgment", *(["explanation"] if jp.include_explanation else [])]
             missing = [key for key in needed if key not in example or example[key] is None]
             if missing:
                 raise ValueError(f"{where} lacks {', '.join(missing)} (every output field needs a value)")
             if rubric is not None:
                 for c in rubric.criteria:
                     _check_example_value(example[c.id], c.judgment_type, c.judgment_scores, f"{where}.{c.id}")
+            elif self.pairwise_judge_params is not None:
+                labels = self.pairwise_judge_params.answer_labels
+                _check_example_value(
+                    example["judgment"], JudgmentType.ENUM, dict.fromkeys(labels, 0.0), f"{where}.judgment"
+                )
             else:
                 _check_example_value(
                     example["judgment"], jp.judgment_type, jp.judgment_scores, f"{where}.judgment"

@@ -28,6 +28,7 @@ from jurist.config import InferenceConfig, JudgeConfig
 from jurist.errors import InputError, JuristError
 from jurist.io import InputData, OutputWriter, read_input
 from jurist.judge import Judge, missing_message
+from jurist.jury import Panel
 from jurist.results import JudgeOutput, judge_columns, judge_fields
 from jurist.templates import MissingValue
 
@@ -126,6 +127,7 @@ class Engine:
     names). ``backend``: one backend for every judge; when None, one backend per distinct
     model/engine is created with ``backend_factory`` (by default from each judge's
     ``inference_config``) and closed by :meth:`close`.
+    ``panel``: add the panel's per-row columns (see :mod:`jurist.jury`), with ``quorum``.
     ``chunk_size``: rows per inference call. ``id_column``: the input column that identifies rows
     (default: ``row_id`` if the input has one, else the row's 0-based position).
     """
@@ -139,6 +141,8 @@ class Engine:
         chunk_size: int | None = None,
         carry_input: bool = True,
         id_column: str | None = None,
+        panel: bool = False,
+        quorum: int | None = None,
     ) -> None:
         single = isinstance(judges, Judge | JudgeConfig | str | Path | Mapping)
         items: Sequence[JudgeLike] = [judges] if single else judges  # type: ignore[list-item,assignment]
@@ -157,6 +161,7 @@ class Engine:
         self._backends: dict[str, Backend] = {}
         self.carry_input = carry_input
         self.id_column = id_column
+        self.panel: Panel | None = Panel(self.judges, quorum=quorum) if panel else None
         configured = [j.config.inference_config.generation.batch_size for j in self.judges]
         self.chunk_size = chunk_size or next((c for c in configured if c), DEFAULT_CHUNK_SIZE)
 
@@ -169,12 +174,22 @@ class Engine:
             self._backends[key] = self._factory(judge.config.inference_config)
         return self._backends[key]
 
-    def _groups(self) -> list[tuple[Backend, list[Judge]]]:
-        groups: dict[int, tuple[Backend, list[Judge]]] = {}
+    def _plan(self) -> list[list[Judge]]:
+        """Judges grouped by the backend they run on (one group when a backend was passed in)."""
+        if self._shared_backend is not None:
+            return [list(self.judges)]
+        groups: dict[str, list[Judge]] = {}
         for judge in self.judges:
-            backend = self.backend_for(judge)
-            groups.setdefault(id(backend), (backend, []))[1].append(judge)
+            groups.setdefault(_backend_key(judge.config.inference_config), []).append(judge)
         return list(groups.values())
+
+    def _release(self, judges: list[Judge]) -> None:
+        """Close the backend of a group this engine created, so the next model can load."""
+        if self._shared_backend is not None:
+            return
+        backend = self._backends.pop(_backend_key(judges[0].config.inference_config), None)
+        if backend is not None:
+            backend.close()
 
     def close(self) -> None:
         """Close the backends this engine created (not one passed in)."""
@@ -194,10 +209,10 @@ class Engine:
         columns = set(data.columns)
         derived = {"input", "output", "log"}
         for judge in self.judges:
-            missing = sorted(judge.required_fields - columns - derived)
+            missing = judge.missing_columns(columns | derived)
             if missing:
                 raise InputError(
-                    f"judge {judge.name!r} needs column {', '.join(repr(m) for m in missing)}, which the "
+                    f"judge {judge.name!r} needs column {', '.join(missing)}, which the "
                     f"dataset lacks (columns: {', '.join(sorted(columns)) or 'none'})",
                     source=data.source,
                 )
@@ -209,7 +224,9 @@ class Engine:
         if self.carry_input:
             fields += [f for f in data.table.schema if f.name != "row_id"]
         for judge in self.judges:
-            fields += judge_fields(judge.name, judge.spec)
+            fields += judge_fields(judge)
+        if self.panel is not None:
+            fields += self.panel.arrow_fields()
         names = [f.name for f in fields]
         clashes = sorted({n for n in names if names.count(n) > 1})
         if clashes:
@@ -234,37 +251,52 @@ class Engine:
         """Judge every row; per judge name, one :class:`JudgeOutput` per row, in input order."""
         data = _as_input(data)
         self.check_columns(data)
-        groups = self._groups()
         results: dict[str, list[JudgeOutput]] = {j.name: [] for j in self.judges}
-        for start in range(0, data.num_rows, self.chunk_size):
-            rows = data.table.slice(start, self.chunk_size).to_pylist()
-            for backend, judges in groups:
+        for judges in self._plan():
+            backend = self.backend_for(judges[0])
+            for start in range(0, data.num_rows, self.chunk_size):
+                rows = data.table.slice(start, self.chunk_size).to_pylist()
                 for name, outs in self._judge_chunk(backend, judges, rows, start, data.row_errors).items():
                     results[name].extend(outs)
         return results
 
     def iter_batches(self, data: InputData, summary: RunSummary | None = None) -> Iterator[pa.RecordBatch]:
-        """Yield one record batch per chunk of rows."""
+        """Yield one record batch per chunk of rows.
+
+        With one backend, chunks stream: each is judged and yielded in turn. With several models (a
+        panel of different judge models), the models run one after another, as a GPU's memory needs:
+        load the first, judge every row, free it, load the next; the batches are yielded at the end.
+        """
         self.check_columns(data)
         schema = self.output_schema(data)
-        groups = self._groups()
-        if summary is not None:
-            for backend, judges in groups:
-                for judge in judges:
-                    summary.judges.setdefault(judge.name, JudgeSummary())
-                    summary.models[judge.name] = backend.model_id
-        for start in range(0, data.num_rows, self.chunk_size):
+        plan = self._plan()
+        models: dict[str, str] = {}
+        starts = list(range(0, data.num_rows, self.chunk_size))
+
+        def judge_all(judges: list[Judge], start: int) -> dict[str, list[JudgeOutput]]:
+            backend = self.backend_for(judges[0])
+            models.update({j.name: backend.model_id for j in judges})
+            rows = data.table.slice(start, self.chunk_size).to_pylist()
+            return self._judge_chunk(backend, judges, rows, start, data.row_errors)
+
+        if len(plan) == 1:
+            chunks: Iterator[dict[str, list[JudgeOutput]]] = (judge_all(plan[0], start) for start in starts)
+        else:
+            per_group = []
+            for judges in plan:
+                per_group.append([judge_all(judges, start) for start in starts])
+                self._release(judges)
+            chunks = ({k: v for group in per_group for k, v in group[i].items()} for i in range(len(starts)))
+        for start, outputs in zip(starts, chunks, strict=True):
             chunk = data.table.slice(start, self.chunk_size)
-            rows = chunk.to_pylist()
-            outputs: dict[str, list[JudgeOutput]] = {}
-            for backend, judges in groups:
-                outputs.update(self._judge_chunk(backend, judges, rows, start, data.row_errors))
-            batch = self._assemble(schema, chunk, rows, start, outputs, groups)
+            batch = self._assemble(schema, chunk, start, outputs, models)
             if summary is not None:
-                summary.rows += len(rows)
+                summary.rows += chunk.num_rows
+                summary.models.update(models)
                 for name, outs in outputs.items():
+                    judge_summary = summary.judges.setdefault(name, JudgeSummary())
                     for output in outs:
-                        summary.judges[name].add(output)
+                        judge_summary.add(output)
             yield batch
 
     def _judge_chunk(
@@ -277,25 +309,31 @@ class Engine:
     ) -> dict[str, list[JudgeOutput]]:
         results: dict[str, list[JudgeOutput | None]] = {j.name: [None] * len(rows) for j in judges}
         requests: list[GenerationRequest] = []
-        slots: list[tuple[Judge, int]] = []
+        slots: list[tuple[Judge, int, int]] = []  # judge, row index, number of requests
         for judge in judges:
             for index, row in enumerate(rows):
                 error = row_errors.get(offset + index)
                 if error is not None:
                     results[judge.name][index] = judge.failure("bad_input", error)
                     continue
+                target_error = judge.target_error(row)
+                if target_error is not None:
+                    results[judge.name][index] = judge.target_failure(target_error)
+                    continue
                 try:
-                    messages = judge.render(row)
+                    row_requests = judge.requests_for(row)
                 except MissingValue as exc:
                     results[judge.name][index] = judge.failure(
                         "missing_input", f"row {self._row_id(row, offset + index)}: {missing_message(exc)}"
                     )
                     continue
-                requests.append(judge.request(messages))
-                slots.append((judge, index))
+                requests.extend(row_requests)
+                slots.append((judge, index, len(row_requests)))
         completions = self._generate(backend, requests)
-        for (judge, index), completion in zip(slots, completions, strict=True):
-            results[judge.name][index] = judge.interpret(completion)
+        position = 0
+        for judge, index, count in slots:
+            results[judge.name][index] = judge.combine(completions[position : position + count])
+            position += count
         return {name: [o for o in outs if o is not None] for name, outs in results.items()}
 
     @staticmethod
@@ -323,23 +361,23 @@ class Engine:
         self,
         schema: pa.Schema,
         chunk: pa.Table,
-        rows: list[dict[str, Any]],
         offset: int,
         outputs: Mapping[str, list[JudgeOutput]],
-        groups: list[tuple[Backend, list[Judge]]],
+        models: Mapping[str, str],
     ) -> pa.RecordBatch:
-        arrays: list[pa.Array] = [
-            pa.array([self._row_id(r, offset + i) for i, r in enumerate(rows)], pa.string())
-        ]
+        column = self.id_column or ("row_id" if "row_id" in chunk.column_names else None)
+        values = chunk.column(column).to_pylist() if column is not None else [None] * chunk.num_rows
+        ids = [str(offset + i) if v is None else str(v) for i, v in enumerate(values)]
+        arrays: list[pa.Array] = [pa.array(ids, pa.string())]
         if self.carry_input:
             for name in chunk.column_names:
                 if name != "row_id":
                     arrays.append(chunk.column(name).combine_chunks())
-        for backend, judges in groups:
-            for judge in judges:
-                arrays += judge_columns(
-                    judge.name, judge.spec, outputs[judge.name], judge.provenance(backend.model_id)
-                )
+        for judge in self.judges:
+            arrays += judge_columns(judge, outputs[judge.name], judge.provenance(models[judge.name]))
+        if self.panel is not None:
+            partial = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(list(schema)[: len(arrays)]))
+            arrays += self.panel.columns(partial)
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def run_file(self, input_path: str | Path, output_path: str | Path) -> RunSummary:

@@ -1,15 +1,17 @@
-"""A compiled judge: config + output spec + prompt builder, and the two steps around inference.
+"""A compiled judge: config + output spec + prompt builder, and the steps around inference.
 
-:meth:`Judge.request` turns one row into a :class:`~jurist.backends.base.GenerationRequest`;
-:meth:`Judge.interpret` turns the completion back into a :class:`~jurist.results.JudgeOutput`
-(parse, score, aggregate, status). Neither step raises for a problem with one row.
+For one row, :meth:`Judge.requests_for` gives the generation requests (one here; a pairwise judge gives
+one per order) and :meth:`Judge.combine` turns their completions into one
+:class:`~jurist.results.JudgeOutput` (parse, score, aggregate, status). :meth:`Judge.value_columns` and
+:meth:`Judge.row_values` say which typed columns the judge writes. Only a missing template value raises
+(:class:`~jurist.templates.MissingValue`, which the engine turns into ``missing_input``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from jurist.prompts import PromptBuilder
 from jurist.results import JudgeOutput
 from jurist.schema import OutputSpec, build_output_spec
 from jurist.scoring import aggregate, score_fields
-from jurist.templates import MissingValue
+from jurist.templates import MissingValue, build_namespace, lookup
 
 UNGUIDED_MAX_TOKENS = 1024
 
@@ -53,8 +55,9 @@ class Judge:
         *,
         name: str | None = None,
     ) -> Judge:
-        """Load (see :func:`~jurist.config.load_judge_config`) and compile a judge."""
-        return cls(load_judge_config(config, overrides, name=name))
+        """Load (see :func:`~jurist.config.load_judge_config`) and compile a judge: a
+        :class:`~jurist.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``."""
+        return compile_judge(load_judge_config(config, overrides, name=name))
 
     @property
     def required_fields(self) -> set[str]:
@@ -67,6 +70,53 @@ class Judge:
         if configured is not None:
             return configured
         return self.spec.max_tokens() if self.spec.guided else UNGUIDED_MAX_TOKENS
+
+    def missing_columns(self, columns: set[str]) -> list[str]:
+        """The inputs this judge needs that a dataset with ``columns`` lacks (quoted, for messages)."""
+        return [repr(name) for name in sorted(self.required_fields - columns)]
+
+    # ---------------------------------------------------------------------------------- row level
+    def requests_for(self, row: Mapping[str, Any]) -> list[GenerationRequest]:
+        """The requests one row needs (raises :class:`~jurist.templates.MissingValue`)."""
+        return [self.request(self.render(row))]
+
+    def target_error(self, row: Mapping[str, Any]) -> str | None:
+        """The error an errored target carries (``judge_params.target_error_field``), else None."""
+        path = self.config.judge_params.target_error_field
+        if not path:
+            return None
+        value = lookup(build_namespace(row), tuple(path.split(".")))
+        return str(value) if value not in (None, "") else None
+
+    def target_failure(self, error: str) -> JudgeOutput:
+        """The output for an errored target: not judged; the error also stands in the explanation."""
+        output = self.failure("target_error", f"the target errored: {error}")
+        if "explanation" in output.field_values:
+            output.field_values["explanation"] = f"target error: {error}"
+        return output
+
+    def combine(self, completions: Sequence[Completion]) -> JudgeOutput:
+        """The row's output from the completions of :meth:`requests_for`, in the same order."""
+        return self.interpret(completions[0])
+
+    def value_columns(self) -> list[tuple[str, str]]:
+        """(column suffix, Arrow kind) of the judge's own columns: each field, each judgment's score, raw."""
+        columns: list[tuple[str, str]] = []
+        for f in self.spec.fields:
+            columns.append((f.name, f.arrow_kind if f.is_judgment else "string"))
+            if f.is_judgment:
+                columns.append((f"{f.name}_score", "float64"))
+        columns.append(("raw", "string"))
+        return columns
+
+    def row_values(self, output: JudgeOutput) -> dict[str, Any]:
+        """One output's values for :meth:`value_columns`."""
+        values: dict[str, Any] = {"raw": output.raw}
+        for f in self.spec.fields:
+            values[f.name] = output.field_values.get(f.name)
+            if f.is_judgment:
+                values[f"{f.name}_score"] = output.field_scores.get(f.name)
+        return values
 
     def render(self, row: Mapping[str, Any]) -> tuple[Message, ...]:
         """The messages for one row (raises :class:`~jurist.templates.MissingValue`)."""
@@ -153,6 +203,15 @@ class Judge:
 
     def provenance(self, model_id: str) -> dict[str, str]:
         return {"model": model_id, "prompt_hash": self.prompt_hash, "schema_hash": self.schema_hash}
+
+
+def compile_judge(config: JudgeConfig) -> Judge:
+    """The judge a config describes: pairwise or not."""
+    if config.is_pairwise:
+        from jurist.pairwise import PairwiseJudge
+
+        return PairwiseJudge(config)
+    return Judge(config)
 
 
 def missing_message(exc: MissingValue) -> str:

@@ -15,21 +15,20 @@ status                    meaning
 ``backend_error``         the engine failed on this request
 ========================  ===========================================================================
 
-Columns of one judge ``j`` (after ``row_id`` and the carried input columns): ``j.<field>`` (typed) for
-every output field, ``j.<field>_score`` for every judgment field, ``j.score``, ``j.status``,
-``j.error``, ``j.raw``, ``j.prompt_tokens``, ``j.completion_tokens``, ``j.model``, ``j.prompt_hash``,
-``j.schema_hash``.
+Columns of one judge ``j`` (after ``row_id`` and the carried input columns): the judge's own typed
+columns (:meth:`~jurist.judge.Judge.value_columns`: for a pointwise judge ``j.<field>`` for every output
+field, ``j.<field>_score`` for every judgment field and ``j.raw``; a pairwise judge writes the winner and
+each order's verdict), then ``j.score``, ``j.status``, ``j.error``, ``j.prompt_tokens``,
+``j.completion_tokens``, ``j.model``, ``j.prompt_hash``, ``j.schema_hash``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import pyarrow as pa
-
-from jurist.schema import OutputSpec
 
 Status = Literal[
     "ok",
@@ -80,53 +79,48 @@ class JudgeOutput:
         return self.status == "ok"
 
 
-def judge_fields(name: str, spec: OutputSpec) -> list[pa.Field]:
-    """The Arrow fields of one judge's columns, in order."""
-    fields: list[pa.Field] = []
-    for f in spec.fields:
-        fields.append(pa.field(f"{name}.{f.name}", _ARROW_TYPES[f.arrow_kind if f.is_judgment else "string"]))
-        if f.is_judgment:
-            fields.append(pa.field(f"{name}.{f.name}_score", pa.float64()))
-    fields += [
-        pa.field(f"{name}.score", pa.float64()),
-        pa.field(f"{name}.status", pa.string()),
-        pa.field(f"{name}.error", pa.string()),
-        pa.field(f"{name}.raw", pa.string()),
-        pa.field(f"{name}.prompt_tokens", pa.int64()),
-        pa.field(f"{name}.completion_tokens", pa.int64()),
-        pa.field(f"{name}.model", pa.string()),
-        pa.field(f"{name}.prompt_hash", pa.string()),
-        pa.field(f"{name}.schema_hash", pa.string()),
-    ]
-    return fields
+class ColumnSource(Protocol):
+    """What :func:`judge_fields` and :func:`judge_columns` need from a judge."""
+
+    name: str
+
+    def value_columns(self) -> list[tuple[str, str]]: ...
+
+    def row_values(self, output: JudgeOutput) -> dict[str, Any]: ...
+
+
+_GENERIC = [
+    ("score", pa.float64()),
+    ("status", pa.string()),
+    ("error", pa.string()),
+    ("prompt_tokens", pa.int64()),
+    ("completion_tokens", pa.int64()),
+    ("model", pa.string()),
+    ("prompt_hash", pa.string()),
+    ("schema_hash", pa.string()),
+]
+
+
+def judge_fields(judge: ColumnSource) -> list[pa.Field]:
+    """The Arrow fields of one judge's columns, in order: its own value columns, then the generic ones."""
+    name = judge.name
+    fields = [pa.field(f"{name}.{suffix}", _ARROW_TYPES[kind]) for suffix, kind in judge.value_columns()]
+    return fields + [pa.field(f"{name}.{suffix}", kind) for suffix, kind in _GENERIC]
 
 
 def judge_columns(
-    name: str,
-    spec: OutputSpec,
-    outputs: Sequence[JudgeOutput],
-    provenance: dict[str, str],
+    judge: ColumnSource, outputs: Sequence[JudgeOutput], provenance: dict[str, str]
 ) -> list[pa.Array]:
     """Arrays matching :func:`judge_fields` for a chunk of outputs."""
     arrays: list[pa.Array] = []
-    types = judge_fields(name, spec)
-    position = 0
-
-    def take(values: list[Any]) -> None:
-        nonlocal position
-        arrays.append(pa.array(values, type=types[position].type))
-        position += 1
-
-    for f in spec.fields:
-        take([o.field_values.get(f.name) for o in outputs])
-        if f.is_judgment:
-            take([o.field_scores.get(f.name) for o in outputs])
-    take([o.score for o in outputs])
-    take([o.status for o in outputs])
-    take([o.error for o in outputs])
-    take([o.raw for o in outputs])
-    take([o.prompt_tokens for o in outputs])
-    take([o.completion_tokens for o in outputs])
+    rows = [judge.row_values(o) for o in outputs]
+    for suffix, kind in judge.value_columns():
+        arrays.append(pa.array([r[suffix] for r in rows], type=_ARROW_TYPES[kind]))
+    arrays.append(pa.array([o.score for o in outputs], pa.float64()))
+    arrays.append(pa.array([o.status for o in outputs], pa.string()))
+    arrays.append(pa.array([o.error for o in outputs], pa.string()))
+    arrays.append(pa.array([o.prompt_tokens for o in outputs], pa.int64()))
+    arrays.append(pa.array([o.completion_tokens for o in outputs], pa.int64()))
     for key in ("model", "prompt_hash", "schema_hash"):
-        take([provenance[key]] * len(outputs))
+        arrays.append(pa.array([provenance[key]] * len(outputs), pa.string()))
     return arrays

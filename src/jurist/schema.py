@@ -240,19 +240,41 @@ def build_output_spec(config: JudgeConfig) -> OutputSpec:
                     max_chars=cap,
                 )
             )
-        fields.append(
-            OutputField(
-                "judgment",
-                "judgment",
-                jp.judgment_type,
-                "your judgment",
-                labels_for(jp.judgment_type, jp.judgment_scores),
-                jp.judgment_scores,
-                max_chars=cap,
-            )
-        )
+        fields.append(_simple_judgment(config))
     guided = jp.use_guided_decoding and jp.response_format is not ResponseFormat.RAW
     return OutputSpec(tuple(fields), jp.response_format, guided)
+
+
+def _simple_judgment(config: JudgeConfig) -> OutputField:
+    """The judgment field of a simple judge; for a pairwise judge, the label of the better response."""
+    jp = config.judge_params
+    pair = config.pairwise_judge_params
+    if pair is None:
+        return OutputField(
+            "judgment",
+            "judgment",
+            jp.judgment_type,
+            "your judgment",
+            labels_for(jp.judgment_type, jp.judgment_scores),
+            jp.judgment_scores,
+            max_chars=jp.max_explanation_chars,
+        )
+    labels = pair.answer_labels
+    scores = {pair.labels.first: 1.0, pair.labels.second: 0.0, pair.labels.tie: 0.5}
+    description = (
+        f"{pair.labels.first} if the first response is better, {pair.labels.second} if the second is"
+    )
+    if pair.allow_tie:
+        description += f", {pair.labels.tie} if they are equally good"
+    return OutputField(
+        "judgment",
+        "judgment",
+        JudgmentType.ENUM,
+        description,
+        tuple(labels),
+        {label: scores[label] for label in labels},
+        max_chars=jp.max_explanation_chars,
+    )
 
 
 # ----------------------------------------------------------------------------------------- helpers

@@ -126,10 +126,27 @@ class Template:
         return "".join(out)
 
 
+class TextWithFields(str):
+    """A string that also has named fields for dotted paths.
+
+    A pairwise side is its response text for ``{response_a}`` and an evaluatorq side namespace for
+    ``{{response_a.output.response}}``: ``lookup`` descends into ``fields`` when a path goes past it.
+    """
+
+    fields: Mapping[str, Any]
+
+    def __new__(cls, text: str, fields: Mapping[str, Any]) -> TextWithFields:
+        obj = super().__new__(cls, text)
+        obj.fields = fields
+        return obj
+
+
 def lookup(data: Any, path: tuple[str, ...]) -> Any:
     """Follow ``path`` through dicts (by key) and lists (by index); None when any step is missing."""
     node = data
     for step in path:
+        if isinstance(node, TextWithFields):
+            node = node.fields
         if isinstance(node, Mapping):
             if step not in node:
                 return None

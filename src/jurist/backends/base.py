@@ -47,10 +47,13 @@ class GenerationRequest:
     ``messages`` start with the judge's shared prefix (system instruction, criteria, few-shot turns) and
     end with the row's user turn. ``seed`` is set when sampling (temperature > 0) so reruns agree.
     ``logprobs`` asks for that many top log-probabilities per generated token (None: none).
+    ``min_tokens`` makes the answer at least that long (benchmarks use it to force equal lengths; the
+    vLLM backend honours it, the others ignore it).
     """
 
     messages: tuple[Message, ...]
     max_tokens: int
+    min_tokens: int = 0
     temperature: float = 0.0
     top_p: float = 1.0
     top_k: int | None = None

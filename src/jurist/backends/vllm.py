@@ -156,6 +156,7 @@ class VLLMBackend:
             structured = StructuredOutputsParams(choice=list(request.constraint.choices))
         kwargs: dict[str, Any] = {
             "max_tokens": max(1, min(request.max_tokens, self.max_model_len - prompt_len)),
+            "min_tokens": request.min_tokens,
             "temperature": request.temperature,
             "top_p": request.top_p,
             "min_p": request.min_p,

@@ -1,0 +1,206 @@
+"""Throughput of jurist on vLLM, as ratios measured in one run on one box.
+
+    python benchmarks/throughput.py [--rows 64] [--loop-rows 64] [--model PATH] [--out FILE]
+
+On LLMBar rows (instruction + first output, judged by the built-in ``generic/instruction_following``
+judge, JSON with an explanation) and the embedded SmolLM2 model by default, it measures:
+
+1. ``batched``: jurist's engine, every row in one inference call;
+2. ``one_row``: the same engine called one row at a time (how pipecat's EvalJudge, evaluatorq's juries
+   and scikit-plots' LLMJudge call a judge), on the same rows;
+3. ``guided`` vs ``unconstrained``: decode cost per output token with the judge's regex constraint, and
+   without it at exactly the same lengths (each row forced to the token count its guided answer had);
+4. ``prefix_cache_on`` vs ``prefix_cache_off``: the batched run on a second engine with prefix caching off.
+
+Results go to ``benchmarks/results/throughput.json`` (and the table printed) for the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_LLMBAR = ROOT.parent / "shared" / "data" / "llmbar" / "Natural.json"
+LOCAL_LLMBAR = ROOT / "examples" / "llmbar" / "Natural.json"
+
+
+def llmbar_rows(n: int) -> tuple[list[dict[str, str]], str]:
+    source = SHARED_LLMBAR if SHARED_LLMBAR.exists() else LOCAL_LLMBAR
+    records = json.loads(source.read_text(encoding="utf-8"))
+    rows = [{"request": r["input"], "response": r["output_1"]} for r in records]
+    return rows[:n], str(source)
+
+
+def make_backend(model: str | None, prefix_caching: bool) -> Any:
+    from jurist import InferenceConfig
+    from jurist.backends.vllm import VLLMBackend
+
+    return VLLMBackend(
+        InferenceConfig.model_validate(
+            {
+                "model": {"model_name": model, "model_max_length": 4096},
+                "engine_params": {"enable_prefix_caching": prefix_caching, "gpu_memory_utilization": 0.2},
+            }
+        )
+    )
+
+
+def timed_run(engine: Any, rows: list[dict[str, str]]) -> tuple[Any, float]:
+    started = time.perf_counter()
+    table = engine.run(rows)
+    return table, time.perf_counter() - started
+
+
+def summarize(table: Any, seconds: float, name: str) -> dict[str, Any]:
+    statuses = table[f"{name}.status"].to_pylist()
+    out_tokens = sum(table[f"{name}.completion_tokens"].to_pylist())
+    return {
+        "rows": table.num_rows,
+        "seconds": round(seconds, 2),
+        "rows_per_s": round(table.num_rows / seconds, 3),
+        "output_tokens": out_tokens,
+        "output_tokens_per_s": round(out_tokens / seconds, 1),
+        "ok": statuses.count("ok"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=64)
+    parser.add_argument("--loop-rows", type=int, default=64, help="rows for the one-row-at-a-time loop")
+    parser.add_argument("--model", default=None, help="HF id or folder (default: embedded SmolLM2)")
+    parser.add_argument("--judge", default="generic/instruction_following")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "throughput.json")
+    args = parser.parse_args()
+
+    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+    from jurist import Engine, load_judge_config
+    from jurist.backends.base import GenerationRequest
+
+    rows, source = llmbar_rows(args.rows)
+    judge_config = load_judge_config(args.judge)
+    results: dict[str, Any] = {
+        "benchmark": "throughput",
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+        },
+        "data": source,
+        "judge": args.judge,
+        "rows": len(rows),
+    }
+
+    backend = make_backend(args.model, prefix_caching=True)
+    results["model"] = backend.model_id
+    engine = Engine(judge_config, backend)
+    name = engine.judges[0].name
+    judge = engine.judges[0]
+    engine.run(rows[:4])  # warm-up: first-call compilation and cache allocation
+
+    # 1. batched, prefix caching on
+    before = backend.prefix_cache_stats()
+    table, seconds = timed_run(engine, rows)
+    after = backend.prefix_cache_stats()
+    batched = summarize(table, seconds, name)
+    queries = after["queries"] - before["queries"]
+    batched["prefix_cache_hit_rate"] = (
+        round((after["hits"] - before["hits"]) / queries, 3) if queries else None
+    )
+    results["batched"] = batched
+    print("batched", batched, flush=True)
+
+    # 2. the same engine, one row per call
+    loop_rows = rows[: args.loop_rows]
+    started = time.perf_counter()
+    tables = [engine.run([row]) for row in loop_rows]
+    loop_seconds = time.perf_counter() - started
+    loop_tokens = sum(t[f"{name}.completion_tokens"][0].as_py() or 0 for t in tables)
+    results["one_row"] = {
+        "rows": len(loop_rows),
+        "seconds": round(loop_seconds, 2),
+        "rows_per_s": round(len(loop_rows) / loop_seconds, 3),
+        "output_tokens_per_s": round(loop_tokens / loop_seconds, 1),
+        "ok": sum(t[f"{name}.status"][0].as_py() == "ok" for t in tables),
+    }
+    results["batched_over_one_row"] = round(batched["rows_per_s"] / results["one_row"]["rows_per_s"], 2)
+    print("one_row", results["one_row"], flush=True)
+
+    # 3. guided vs unconstrained at equal lengths (decode time per output token)
+    requests = [judge.request(judge.render(row)) for row in rows]
+    lengths = table[f"{name}.completion_tokens"].to_pylist()
+    # greedy decoding repeats each guided answer exactly; the unconstrained twin is forced to its length
+    guided_requests = requests
+    free_requests = [
+        dataclasses.replace(r, constraint=None, min_tokens=n, max_tokens=n)
+        for r, n in zip(requests, lengths, strict=True)
+    ]
+
+    def decode(batch: list[GenerationRequest]) -> dict[str, Any]:
+        started = time.perf_counter()
+        completions = backend.generate(batch)
+        seconds = time.perf_counter() - started
+        tokens = sum(c.completion_tokens for c in completions)
+        return {
+            "seconds": round(seconds, 2),
+            "output_tokens": tokens,
+            "output_tokens_per_s": round(tokens / seconds, 1),
+        }
+
+    pairs = []
+    for _ in range(3):  # alternate to spread the box's noise over both
+        pairs.append((decode(guided_requests), decode(free_requests)))
+    guided = min((g for g, _ in pairs), key=lambda d: d["seconds"])
+    free = min((f for _, f in pairs), key=lambda d: d["seconds"])
+    results["guided"] = guided
+    results["unconstrained_equal_length"] = free
+    results["guided_cost_per_token"] = round(
+        free["output_tokens_per_s"] / guided["output_tokens_per_s"] - 1, 3
+    )
+    print("guided", guided, "unconstrained", free, flush=True)
+    backend.close()
+
+    # 4. prefix caching off (a second engine; the first is shut down)
+    backend_off = make_backend(args.model, prefix_caching=False)
+    engine_off = Engine(judge_config, backend_off)
+    engine_off.run(rows[:4])
+    table_off, seconds_off = timed_run(engine_off, rows)
+    results["prefix_cache_off"] = summarize(table_off, seconds_off, name)
+    off = results["prefix_cache_off"]
+    results["prefix_cache_on_over_off"] = round(batched["rows_per_s"] / off["rows_per_s"], 3)
+    print("prefix_cache_off", results["prefix_cache_off"], flush=True)
+    backend_off.close()
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(table_markdown(results))
+
+
+def table_markdown(r: dict[str, Any]) -> str:
+    def row(label: str, key: str) -> str:
+        rows_per_s = r[key].get("rows_per_s", "")
+        return f"| {label} | {rows_per_s} | {r[key]['output_tokens_per_s']} |"
+
+    lines = [
+        "| measurement | rows/s | output tokens/s |",
+        "|---|---|---|",
+        row("batched (one call, prefix cache on)", "batched"),
+        row("one row per call, same engine", "one_row"),
+        row("batched, prefix cache off", "prefix_cache_off"),
+        row("guided decode (same answers again)", "guided"),
+        row("unconstrained decode, same lengths", "unconstrained_equal_length"),
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
