@@ -125,7 +125,9 @@ def test_mustache_side_namespace() -> None:
         **PAIR,
         "judge_params": {
             **PAIR["judge_params"],
-            "prompt_template": "{{question}} | {{response_a.output.response}} | {{response_b.output.response}}",
+            "prompt_template": (
+                "{{question}} | {{response_a.output.response}} | {{response_b.output.response}}"
+            ),
         },
     }
     backend = ScriptedBackend(lambda r: verdict("A"))
@@ -142,7 +144,7 @@ def test_pairwise_config_rules() -> None:
     with pytest.raises(ConfigError, match="distinct"):
         load_judge_config({**PAIR, "pairwise_judge_params": {"labels": {"first": "A", "second": "a"}}})
     example = {"question": "q", "response_a": "x", "response_b": "y", "judgment": "C", "explanation": "e"}
-    with pytest.raises(ConfigError, match="examples\\[0\\].judgment"):
+    with pytest.raises(ConfigError, match=r"examples\[0\]\.judgment"):
         load_judge_config({**PAIR, "judge_params": {**PAIR["judge_params"], "examples": [example]}})
 
 
