@@ -1,16 +1,18 @@
 """Throughput of jurist on vLLM, as ratios measured in one run on one box.
 
-    python benchmarks/throughput.py [--rows 64] [--loop-rows 64] [--model PATH] [--out FILE]
+    python benchmarks/throughput.py [--rows 200] [--loop-rows 48] [--model PATH] [--out FILE]
 
-On LLMBar rows (instruction + first output, judged by the built-in ``generic/instruction_following``
-judge, JSON with an explanation) and the embedded SmolLM2 model by default, it measures:
+On LLMBar rows (each Natural-set instruction with each of its two outputs, judged by the built-in
+``generic/instruction_following`` judge, JSON with an explanation) and the embedded SmolLM2 model by
+default, it measures, emptying the prefix cache before each measurement:
 
 1. ``batched``: jurist's engine, every row in one inference call;
 2. ``one_row``: the same engine called one row at a time (how pipecat's EvalJudge, evaluatorq's juries
-   and scikit-plots' LLMJudge call a judge), on the same rows;
+   and scikit-plots' LLMJudge call a judge), on the first ``--loop-rows`` rows, and ``batched_same_rows``:
+   those same rows in one call;
 3. ``guided`` vs ``unconstrained``: decode cost per output token with the judge's regex constraint, and
    without it at exactly the same lengths (each row forced to the token count its guided answer had);
-4. ``prefix_cache_on`` vs ``prefix_cache_off``: the batched run on a second engine with prefix caching off.
+4. ``prefix_cache_off``: the batched run on a second engine with prefix caching off.
 
 Results go to ``benchmarks/results/throughput.json`` (and the table printed) for the README.
 """
@@ -35,7 +37,7 @@ LOCAL_LLMBAR = ROOT / "examples" / "llmbar" / "Natural.json"
 def llmbar_rows(n: int) -> tuple[list[dict[str, str]], str]:
     source = SHARED_LLMBAR if SHARED_LLMBAR.exists() else LOCAL_LLMBAR
     records = json.loads(source.read_text(encoding="utf-8"))
-    rows = [{"request": r["input"], "response": r["output_1"]} for r in records]
+    rows = [{"request": r["input"], "response": r[key]} for key in ("output_1", "output_2") for r in records]
     return rows[:n], str(source)
 
 
@@ -74,8 +76,8 @@ def summarize(table: Any, seconds: float, name: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=64)
-    parser.add_argument("--loop-rows", type=int, default=64, help="rows for the one-row-at-a-time loop")
+    parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--loop-rows", type=int, default=48, help="rows for the one-row-at-a-time loop")
     parser.add_argument("--model", default=None, help="HF id or folder (default: embedded SmolLM2)")
     parser.add_argument("--judge", default="generic/instruction_following")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "throughput.json")
@@ -108,6 +110,7 @@ def main() -> None:
     engine.run(rows[:4])  # warm-up: first-call compilation and cache allocation
 
     # 1. batched, prefix caching on
+    backend.reset_prefix_cache()
     before = backend.prefix_cache_stats()
     table, seconds = timed_run(engine, rows)
     after = backend.prefix_cache_stats()
@@ -119,8 +122,12 @@ def main() -> None:
     results["batched"] = batched
     print("batched", batched, flush=True)
 
-    # 2. the same engine, one row per call
+    # 2. the same engine, one row per call, and the same rows in one call
     loop_rows = rows[: args.loop_rows]
+    backend.reset_prefix_cache()
+    same_table, same_seconds = timed_run(engine, loop_rows)
+    results["batched_same_rows"] = summarize(same_table, same_seconds, name)
+    backend.reset_prefix_cache()
     started = time.perf_counter()
     tables = [engine.run([row]) for row in loop_rows]
     loop_seconds = time.perf_counter() - started
@@ -132,12 +139,14 @@ def main() -> None:
         "output_tokens_per_s": round(loop_tokens / loop_seconds, 1),
         "ok": sum(t[f"{name}.status"][0].as_py() == "ok" for t in tables),
     }
-    results["batched_over_one_row"] = round(batched["rows_per_s"] / results["one_row"]["rows_per_s"], 2)
+    one_row = results["one_row"]["rows_per_s"]
+    results["batched_over_one_row"] = round(batched["rows_per_s"] / one_row, 2)
+    results["batched_same_rows_over_one_row"] = round(results["batched_same_rows"]["rows_per_s"] / one_row, 2)
     print("one_row", results["one_row"], flush=True)
 
-    # 3. guided vs unconstrained at equal lengths (decode time per output token)
-    requests = [judge.request(judge.render(row)) for row in rows]
-    lengths = table[f"{name}.completion_tokens"].to_pylist()
+    # 3. guided vs unconstrained at equal lengths (decode time per output token), on the loop's rows
+    requests = [judge.request(judge.render(row)) for row in loop_rows]
+    lengths = same_table[f"{name}.completion_tokens"].to_pylist()
     # greedy decoding repeats each guided answer exactly; the unconstrained twin is forced to its length
     guided_requests = requests
     free_requests = [
@@ -146,6 +155,7 @@ def main() -> None:
     ]
 
     def decode(batch: list[GenerationRequest]) -> dict[str, Any]:
+        backend.reset_prefix_cache()
         started = time.perf_counter()
         completions = backend.generate(batch)
         seconds = time.perf_counter() - started
@@ -193,8 +203,9 @@ def table_markdown(r: dict[str, Any]) -> str:
     lines = [
         "| measurement | rows/s | output tokens/s |",
         "|---|---|---|",
-        row("batched (one call, prefix cache on)", "batched"),
-        row("one row per call, same engine", "one_row"),
+        row(f"batched, {r['rows']} rows in one call (prefix cache on)", "batched"),
+        row(f"batched, the loop's {r['one_row']['rows']} rows in one call", "batched_same_rows"),
+        row(f"one row per call, same engine, {r['one_row']['rows']} rows", "one_row"),
         row("batched, prefix cache off", "prefix_cache_off"),
         row("guided decode (same answers again)", "guided"),
         row("unconstrained decode, same lengths", "unconstrained_equal_length"),

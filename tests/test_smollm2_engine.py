@@ -84,3 +84,35 @@ def test_builtin_judges_give_a_well_formed_row_for_every_input(
         assert "Ġ" not in raw and "Ċ" not in raw  # the byte-level tokenizer decodes to real text
     scores = table[f"{name}.score"].to_pylist()
     assert all(s is None or 0.0 <= s <= 1.0 for s in scores)
+
+
+def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> None:
+    """`jurist judge` + `jurist agree` on LLMBar's Natural set, checked against a computation of our own
+    from the output table (SmolLM2 is near chance; the point is that the harness is right)."""
+    from jurist.agree import agreement_report, labels_for_table
+    from jurist.io import read_output
+
+    out = tmp_path / "natural.parquet"
+    Engine(load_judge_config("pairwise/preference"), backend).run_file(LLMBAR, out)
+    table = read_output(out)
+    assert table.num_rows == 100
+    rows = table.to_pylist()
+    assert all(r["preference.status"] == "ok" for r in rows)
+    truth = ["a" if r["label"] == 1 else "b" for r in rows]
+    ab = [{"A": "a", "B": "b"}[r["preference.ab_judgment"]] for r in rows]
+    ba = [{"A": "b", "B": "a"}[r["preference.ba_judgment"]] for r in rows]
+    winners = [x if x == y else "tie" for x, y in zip(ab, ba, strict=True)]
+    assert [r["preference.winner"] for r in rows] == winners
+    accuracy = sum(w == t for w, t in zip(winners, truth, strict=True)) / 100
+    consistency = sum(x == y for x, y in zip(ab, ba, strict=True)) / 100
+    p_o = accuracy
+    categories = {"a", "b", "tie"}
+    p_e = sum((winners.count(c) / 100) * (truth.count(c) / 100) for c in categories)
+    kappa = (p_o - p_e) / (1 - p_e)
+    report = agreement_report(table, labels_for_table(table, column="label"))["preference"]
+    assert report["accuracy"] == pytest.approx(accuracy)
+    assert report["order_consistency"] == pytest.approx(consistency)
+    assert report["cohen_kappa"] == pytest.approx(kappa)
+    assert report["accuracy_by_order"]["ab"] == pytest.approx(
+        sum(x == t for x, t in zip(ab, truth, strict=True)) / 100
+    )

@@ -195,6 +195,10 @@ class JudgeParams(_Strict):
         default=400, ge=16, le=20000, description="Upper bound on an explanation or TEXT judgment."
     )
     scoring: ScoringMode = ScoringMode.GENERATE
+    label_probabilities: bool = Field(
+        default=False,
+        description="In GENERATE scoring, also read each label field's distribution from token logprobs.",
+    )
     target_error_field: str | None = Field(
         default="error",
         description="A row whose value here is non-empty is an errored target: not judged (target_error).",
@@ -467,17 +471,21 @@ class JudgeConfig(_Strict):
                         "of the better response (pairwise_judge_params.labels)"
                     )
         if jp.scoring is ScoringMode.LOGPROBS:
-            types = [c.judgment_type for c in rubric.criteria] if rubric else [jp.judgment_type]
             if rubric is not None:
                 raise ValueError(
-                    "judge_params.scoring LOGPROBS reads one label distribution; use a simple judge"
+                    "judge_params.scoring LOGPROBS reads one label distribution after one prefill; a rubric "
+                    "judge writes several fields (use label_probabilities in GENERATE scoring instead)"
                 )
-            if types[0] not in (JudgmentType.BOOL, JudgmentType.ENUM, JudgmentType.INT):
-                raise ValueError(
-                    f"judge_params.scoring LOGPROBS needs a BOOL, ENUM or INT judgment, not {types[0].value}"
-                )
-            if types[0] is JudgmentType.INT and not jp.judgment_scores:
-                raise ValueError("judge_params.scoring LOGPROBS with INT needs judgment_scores (the scale)")
+            if self.pairwise_judge_params is None:
+                jt = jp.judgment_type
+                if jt not in (JudgmentType.BOOL, JudgmentType.ENUM, JudgmentType.INT):
+                    raise ValueError(
+                        f"judge_params.scoring LOGPROBS needs a BOOL, ENUM or INT judgment, not {jt.value}"
+                    )
+                if jt is JudgmentType.INT and not jp.judgment_scores:
+                    raise ValueError(
+                        "judge_params.scoring LOGPROBS with INT needs judgment_scores (the scale)"
+                    )
         self._check_examples()
         return self
 

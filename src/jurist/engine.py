@@ -23,11 +23,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.backends.base import Backend, Completion, GenerationRequest
+from jurist.backends.base import (
+    Backend,
+    Completion,
+    GenerationRequest,
+    LabelRequest,
+    LabelScorer,
+    LabelScores,
+)
+from jurist.calibration import Calibration
 from jurist.config import InferenceConfig, JudgeConfig
 from jurist.errors import InputError, JuristError
 from jurist.io import InputData, OutputWriter, read_input
-from jurist.judge import Judge, missing_message
+from jurist.judge import Answer, Judge, Request, missing_message
 from jurist.jury import Panel
 from jurist.results import JudgeOutput, judge_columns, judge_fields
 from jurist.templates import MissingValue
@@ -128,6 +136,7 @@ class Engine:
     model/engine is created with ``backend_factory`` (by default from each judge's
     ``inference_config``) and closed by :meth:`close`.
     ``panel``: add the panel's per-row columns (see :mod:`jurist.jury`), with ``quorum``.
+    ``calibrations``: fitted maps (see :mod:`jurist.calibration`); each adds ``<judge>.calibrated``.
     ``chunk_size``: rows per inference call. ``id_column``: the input column that identifies rows
     (default: ``row_id`` if the input has one, else the row's 0-based position).
     """
@@ -143,6 +152,7 @@ class Engine:
         id_column: str | None = None,
         panel: bool = False,
         quorum: int | None = None,
+        calibrations: Sequence[Calibration] = (),
     ) -> None:
         single = isinstance(judges, Judge | JudgeConfig | str | Path | Mapping)
         items: Sequence[JudgeLike] = [judges] if single else judges  # type: ignore[list-item,assignment]
@@ -162,6 +172,7 @@ class Engine:
         self.carry_input = carry_input
         self.id_column = id_column
         self.panel: Panel | None = Panel(self.judges, quorum=quorum) if panel else None
+        self.calibrations = list(calibrations)
         configured = [j.config.inference_config.generation.batch_size for j in self.judges]
         self.chunk_size = chunk_size or next((c for c in configured if c), DEFAULT_CHUNK_SIZE)
 
@@ -227,6 +238,13 @@ class Engine:
             fields += judge_fields(judge)
         if self.panel is not None:
             fields += self.panel.arrow_fields()
+        for calibration in self.calibrations:
+            if calibration.column not in [f.name for f in fields]:
+                raise InputError(
+                    f"calibration for {calibration.column!r} matches no output column of this run",
+                    source=data.source,
+                )
+            fields.append(pa.field(f"{calibration.judge}.calibrated", pa.float64()))
         names = [f.name for f in fields]
         clashes = sorted({n for n in names if names.count(n) > 1})
         if clashes:
@@ -308,7 +326,7 @@ class Engine:
         row_errors: Mapping[int, str],
     ) -> dict[str, list[JudgeOutput]]:
         results: dict[str, list[JudgeOutput | None]] = {j.name: [None] * len(rows) for j in judges}
-        requests: list[GenerationRequest] = []
+        requests: list[Request] = []
         slots: list[tuple[Judge, int, int]] = []  # judge, row index, number of requests
         for judge in judges:
             for index, row in enumerate(rows):
@@ -329,12 +347,45 @@ class Engine:
                     continue
                 requests.extend(row_requests)
                 slots.append((judge, index, len(row_requests)))
-        completions = self._generate(backend, requests)
+        completions = self._answer(backend, requests)
         position = 0
         for judge, index, count in slots:
             results[judge.name][index] = judge.combine(completions[position : position + count])
             position += count
         return {name: [o for o in outs if o is not None] for name, outs in results.items()}
+
+    @classmethod
+    def _answer(cls, backend: Backend, requests: list[Request]) -> list[Answer]:
+        """Generation requests go to ``generate``, label requests to ``score_labels``, each kind in one
+        call; the answers come back in request order."""
+        generation = [i for i, r in enumerate(requests) if isinstance(r, GenerationRequest)]
+        labels = [i for i, r in enumerate(requests) if isinstance(r, LabelRequest)]
+        answers: list[Answer | None] = [None] * len(requests)
+        if generation:
+            completions = cls._generate(backend, [requests[i] for i in generation])  # type: ignore[misc]
+            for i, completion in zip(generation, completions, strict=True):
+                answers[i] = completion
+        if labels:
+            for i, scored in zip(labels, cls._score(backend, [requests[i] for i in labels]), strict=True):  # type: ignore[misc]
+                answers[i] = scored
+        return [a for a in answers if a is not None]
+
+    @staticmethod
+    def _score(backend: Backend, requests: list[LabelRequest]) -> list[LabelScores]:
+        if not isinstance(backend, LabelScorer):
+            message = (
+                f"backend {type(backend).__name__} cannot score labels; LOGPROBS scoring needs engine VLLM"
+            )
+            return [LabelScores(None, "error", error=message) for _ in requests]
+        try:
+            scored = backend.score_labels(requests)
+        except Exception as exc:
+            logger.exception("backend %s failed to score %d label requests", backend.model_id, len(requests))
+            return [LabelScores(None, "error", error=f"{type(exc).__name__}: {exc}") for _ in requests]
+        if len(scored) != len(requests):
+            message = f"backend returned {len(scored)} label scores for {len(requests)} requests"
+            return [LabelScores(None, "error", error=message) for _ in requests]
+        return scored
 
     @staticmethod
     def _generate(backend: Backend, requests: list[GenerationRequest]) -> list[Completion]:
@@ -378,6 +429,11 @@ class Engine:
         if self.panel is not None:
             partial = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(list(schema)[: len(arrays)]))
             arrays += self.panel.columns(partial)
+        if self.calibrations:
+            names = schema.names
+            for calibration in self.calibrations:
+                source = arrays[names.index(calibration.column)].to_pylist()
+                arrays.append(pa.array(calibration.apply(source), pa.float64()))
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def run_file(self, input_path: str | Path, output_path: str | Path) -> RunSummary:

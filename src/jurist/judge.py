@@ -15,8 +15,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jurist.backends.base import Completion, Constraint, GenerationRequest, Message
-from jurist.config import JudgeConfig, load_judge_config
+from jurist.backends.base import Completion, Constraint, GenerationRequest, LabelRequest, LabelScores, Message
+from jurist.config import JudgeConfig, ScoringMode, load_judge_config
+from jurist.logprobs import (
+    LabelDistribution,
+    distribution,
+    generated_distribution,
+    label_context,
+    value_offset,
+)
 from jurist.parsing import parse_completion
 from jurist.prompts import PromptBuilder
 from jurist.results import JudgeOutput
@@ -25,6 +32,9 @@ from jurist.scoring import aggregate, score_fields
 from jurist.templates import MissingValue, build_namespace, lookup
 
 UNGUIDED_MAX_TOKENS = 1024
+TOP_LOGPROBS = 20  # alternatives per generated token when label probabilities are read in generation
+Request = GenerationRequest | LabelRequest
+Answer = Completion | LabelScores
 
 
 class Judge:
@@ -46,6 +56,12 @@ class Judge:
             if regex is not None
             else None
         )
+        self.logprob_scoring = config.judge_params.scoring is ScoringMode.LOGPROBS
+        self.label_fields = [
+            f
+            for f in self.spec.judgment_fields
+            if f.labels is not None and (self.logprob_scoring or config.judge_params.label_probabilities)
+        ]
 
     @classmethod
     def from_config(
@@ -76,7 +92,7 @@ class Judge:
         return [repr(name) for name in sorted(self.required_fields - columns)]
 
     # ---------------------------------------------------------------------------------- row level
-    def requests_for(self, row: Mapping[str, Any]) -> list[GenerationRequest]:
+    def requests_for(self, row: Mapping[str, Any]) -> list[Request]:
         """The requests one row needs (raises :class:`~jurist.templates.MissingValue`)."""
         return [self.request(self.render(row))]
 
@@ -95,9 +111,12 @@ class Judge:
             output.field_values["explanation"] = f"target error: {error}"
         return output
 
-    def combine(self, completions: Sequence[Completion]) -> JudgeOutput:
-        """The row's output from the completions of :meth:`requests_for`, in the same order."""
-        return self.interpret(completions[0])
+    def combine(self, completions: Sequence[Answer]) -> JudgeOutput:
+        """The row's output from the answers to :meth:`requests_for`, in the same order."""
+        answer = completions[0]
+        if isinstance(answer, LabelScores):
+            return self.interpret_labels(answer)
+        return self.interpret(answer)
 
     def value_columns(self) -> list[tuple[str, str]]:
         """(column suffix, Arrow kind) of the judge's own columns: each field, each judgment's score, raw."""
@@ -106,12 +125,21 @@ class Judge:
             columns.append((f.name, f.arrow_kind if f.is_judgment else "string"))
             if f.is_judgment:
                 columns.append((f"{f.name}_score", "float64"))
+        for f in self.label_fields:
+            assert f.labels is not None
+            columns += [(f"{f.name}_p.{label}", "float64") for label in f.labels]
+            columns += [
+                (f"{f.name}_confidence", "float64"),
+                (f"{f.name}_entropy", "float64"),
+                (f"{f.name}_expected", "float64"),
+            ]
         columns.append(("raw", "string"))
         return columns
 
     def row_values(self, output: JudgeOutput) -> dict[str, Any]:
         """One output's values for :meth:`value_columns`."""
-        values: dict[str, Any] = {"raw": output.raw}
+        values: dict[str, Any] = {name: output.extras.get(name) for name, _ in self.value_columns()}
+        values["raw"] = output.raw
         for f in self.spec.fields:
             values[f.name] = output.field_values.get(f.name)
             if f.is_judgment:
@@ -122,7 +150,22 @@ class Judge:
         """The messages for one row (raises :class:`~jurist.templates.MissingValue`)."""
         return self.prompt.render(row)
 
-    def request(self, messages: tuple[Message, ...]) -> GenerationRequest:
+    def request(self, messages: tuple[Message, ...]) -> Request:
+        """The request for rendered messages: a label-scoring request in LOGPROBS scoring, else a
+        generation request (see :meth:`generation_request`)."""
+        if self.logprob_scoring:
+            field = self.label_fields[0]
+            context = label_context(self.spec, field)
+            return LabelRequest(
+                messages,
+                tuple(context.texts[label] for label in field.labels or ()),
+                context.prefix,
+                context.suffix,
+                context.needs_suffix,
+            )
+        return self.generation_request(messages)
+
+    def generation_request(self, messages: tuple[Message, ...]) -> GenerationRequest:
         """The generation request for rendered messages. A per-row seed is derived from the prompt's
         content when sampling, so a rerun gives the same verdicts."""
         gen = self.config.inference_config.generation
@@ -142,6 +185,7 @@ class Judge:
             presence_penalty=gen.presence_penalty,
             stop=tuple(gen.stop_strings),
             constraint=self.constraint,
+            logprobs=TOP_LOGPROBS if self.label_fields else None,
         )
 
     def interpret(self, completion: Completion) -> JudgeOutput:
@@ -177,7 +221,70 @@ class Judge:
         parsed = parse_completion(completion.text, self.spec)
         if not parsed.ok:
             return JudgeOutput("parse_error", error=parsed.error, raw=completion.text, **nothing, **tokens)
-        return self.score(parsed.values, raw=completion.text, **tokens)
+        output = self.score(parsed.values, raw=completion.text, **tokens)
+        for f in self.label_fields:
+            found = self._generated_distribution(f, completion)
+            if found is not None:
+                output.extras.update(self._distribution_columns(f, found))
+        return output
+
+    def _generated_distribution(self, f: Any, completion: Completion) -> LabelDistribution | None:
+        if completion.tokens is None or completion.token_logprobs is None:
+            return None
+        start = value_offset(self.spec, f, completion.text)
+        if start is None:
+            return None
+        context = label_context(self.spec, f)
+        return generated_distribution(
+            f,
+            context.texts,
+            context.suffix,
+            start,
+            completion.text,
+            completion.tokens,
+            completion.token_logprobs,
+        )
+
+    @staticmethod
+    def _distribution_columns(f: Any, found: LabelDistribution) -> dict[str, Any]:
+        columns: dict[str, Any] = {f"{f.name}_p.{label}": p for label, p in found.probs.items()}
+        columns[f"{f.name}_confidence"] = found.confidence
+        columns[f"{f.name}_entropy"] = found.entropy
+        columns[f"{f.name}_expected"] = found.expected_score
+        return columns
+
+    def interpret_labels(self, scores: LabelScores) -> JudgeOutput:
+        """The output of LOGPROBS scoring: the most likely label as the judgment, the distribution, and
+        the expected score as the row's score."""
+        tokens: dict[str, Any] = {"prompt_tokens": scores.prompt_tokens, "completion_tokens": 0}
+        nothing: dict[str, Any] = {"field_values": self._nothing(), "field_scores": self._nothing()}
+        if scores.finish_reason == "too_long":
+            return JudgeOutput(
+                "too_long", error=scores.error or "prompt exceeds the model's context", **nothing, **tokens
+            )
+        if scores.finish_reason != "stop" or scores.logprobs is None:
+            return JudgeOutput("backend_error", error=scores.error or "no label scores", **nothing, **tokens)
+        field = self.label_fields[0]
+        context = label_context(self.spec, field)
+        by_text = {text: label for label, text in context.texts.items()}
+        try:
+            found = distribution(field, {by_text[text]: lp for text, lp in scores.logprobs.items()})
+        except (KeyError, ValueError) as exc:
+            return JudgeOutput("backend_error", error=f"unusable label scores: {exc}", **nothing, **tokens)
+        parsed = parse_completion(self.spec.render_answer({field.name: found.top}), self.spec)
+        raw = json.dumps({label: scores.logprobs[context.texts[label]] for label in context.texts})
+        output = self.score(parsed.values, raw=raw, **tokens)
+        output.extras.update(self._distribution_columns(field, found))
+        return JudgeOutput(
+            output.status,
+            output.field_values,
+            output.field_scores,
+            output.aggregate_score,
+            found.expected_score,
+            raw=raw,
+            extras=output.extras,
+            **tokens,
+        )
 
     def score(self, values: dict[str, Any], *, raw: str | None = None, **tokens: Any) -> JudgeOutput:
         """A successful output from typed values: field scores, aggregate and the row's score."""

@@ -10,7 +10,9 @@ response, or a tie) is mapped back to the original sides, then combined by the M
   so a judge that always picks the first position produces ties, never wins;
 * an order that failed (parse error, truncation, too long...) or an errored side: ``inconclusive``.
 
-``score`` is A's score: 1.0 (A wins), 0.0 (B wins), 0.5 (tie), None (inconclusive).
+``score`` is A's score: 1.0 (A wins), 0.0 (B wins), 0.5 (tie), None (inconclusive). In LOGPROBS
+scoring each order's verdict is its most likely label, and ``score`` is ``p_a``, the probability that A
+wins averaged over both orders: (P(first | A shown first) + P(second | A shown second)) / 2.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from jurist.backends.base import Completion, GenerationRequest
 from jurist.config import JudgeConfig, PairwiseJudgeParams
-from jurist.judge import Judge
+from jurist.judge import Answer, Judge, Request
 from jurist.results import JudgeOutput
 from jurist.templates import MissingValue, TextWithFields, build_namespace, lookup
 
@@ -103,7 +104,7 @@ class PairwiseJudge(Judge):
             {**base, **common, "response_a": side_b, "response_b": side_a},
         ]
 
-    def requests_for(self, row: Mapping[str, Any]) -> list[GenerationRequest]:
+    def requests_for(self, row: Mapping[str, Any]) -> list[Request]:
         return [self.request(self.prompt.render(ns)) for ns in self.namespaces(row)]
 
     def target_error(self, row: Mapping[str, Any]) -> str | None:
@@ -119,17 +120,17 @@ class PairwiseJudge(Judge):
         output.field_values["winner"] = "inconclusive"
         return output
 
-    def combine(self, completions: Sequence[Completion]) -> JudgeOutput:
-        orders = [self.interpret(c) for c in completions]
+    def combine(self, completions: Sequence[Answer]) -> JudgeOutput:
+        orders = [super(PairwiseJudge, self).combine([c]) for c in completions]
         values: dict[str, Any] = self._empty_values()
-        for key, output, completion in zip(ORDERS, orders, completions, strict=True):
+        for key, output in zip(ORDERS, orders, strict=True):
             values[f"{key}_judgment"] = output.field_values.get("judgment")
-            values[f"{key}_raw"] = completion.text if completion.finish_reason != "too_long" else None
+            values[f"{key}_raw"] = output.raw
             if "explanation" in output.field_values:
                 values[f"{key}_explanation"] = output.field_values.get("explanation")
         tokens: dict[str, Any] = {
-            "prompt_tokens": sum(c.prompt_tokens for c in completions),
-            "completion_tokens": sum(c.completion_tokens for c in completions),
+            "prompt_tokens": sum(o.prompt_tokens or 0 for o in orders),
+            "completion_tokens": sum(o.completion_tokens or 0 for o in orders),
         }
         failed = [(key, o) for key, o in zip(ORDERS, orders, strict=True) if not o.ok]
         if failed:
@@ -144,7 +145,15 @@ class PairwiseJudge(Judge):
         winner = sides[0] if consistent else "tie"
         values["winner"] = winner
         values["position_consistent"] = consistent
-        return JudgeOutput("ok", values, {}, None, SCORE_A[winner], **tokens)
+        if not self.logprob_scoring:
+            return JudgeOutput("ok", values, {}, None, SCORE_A[winner], **tokens)
+        labels = self.pair.labels
+        first = [o.extras[f"judgment_p.{labels.first}"] for o in orders]
+        second = [o.extras[f"judgment_p.{labels.second}"] for o in orders]
+        # A is shown first in order ab and second in order ba
+        p_a = (first[0] + second[1]) / 2
+        extras = {"p_a": p_a, "ab_p_first": first[0], "ba_p_first": first[1]}
+        return JudgeOutput("ok", values, {}, None, p_a, extras=extras, **tokens)
 
     def failure(self, status: str, error: str) -> JudgeOutput:
         values = self._empty_values()
@@ -161,10 +170,13 @@ class PairwiseJudge(Judge):
             if self.config.judge_params.include_explanation:
                 columns.append((f"{key}_explanation", "string"))
         columns += [(f"{key}_raw", "string") for key in ORDERS]
+        if self.logprob_scoring:
+            columns += [("p_a", "float64"), ("ab_p_first", "float64"), ("ba_p_first", "float64")]
         return columns
 
     def row_values(self, output: JudgeOutput) -> dict[str, Any]:
-        return {name: output.field_values.get(name) for name, _ in self.value_columns()}
+        values = {**output.field_values, **output.extras}
+        return {name: values.get(name) for name, _ in self.value_columns()}
 
 
 def picked_first(verdict: str | None, judge: PairwiseJudge) -> bool | None:

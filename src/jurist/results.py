@@ -61,7 +61,9 @@ class JudgeOutput:
     ``field_values``: typed values by field name (None for every field unless ``status`` is ``ok``).
     ``field_scores``: one entry per output field; None for explanations and unscored judgments.
     ``aggregate_score``: a rubric judge's aggregate (None for simple judges, as in Oumi).
-    ``score``: the row's single score: the aggregate for a rubric judge, the judgment's score otherwise.
+    ``score``: the row's single score: the aggregate for a rubric judge, the judgment's score otherwise
+    (in LOGPROBS scoring, the expected score). ``extras``: further typed columns (label probabilities,
+    confidence, entropy, expected score) by column suffix.
     """
 
     status: Status
@@ -73,6 +75,7 @@ class JudgeOutput:
     raw: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jurist.config import JudgeConfig, JudgmentType, ResponseFormat
+from jurist.config import JudgeConfig, JudgmentType, ResponseFormat, ScoringMode
 
 BOOL_LABELS = ("Yes", "No")
 MAX_INT_DIGITS = 9
@@ -230,7 +230,8 @@ def build_output_spec(config: JudgeConfig) -> OutputSpec:
                 )
             )
     else:
-        if jp.include_explanation:
+        # LOGPROBS scoring reads the judgment after one prefill: nothing is written before it
+        if jp.include_explanation and jp.scoring is ScoringMode.GENERATE:
             fields.append(
                 OutputField(
                     "explanation",

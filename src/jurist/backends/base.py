@@ -88,6 +88,40 @@ class Completion:
     label_logprobs: Mapping[str, float] | None = field(default=None)
 
 
+@dataclass(frozen=True)
+class LabelRequest:
+    """Ask for the probability of each label as the start of the answer, after one prefill.
+
+    The assistant's turn is taken to begin with ``answer_prefix`` (e.g. ``{"judgment": "``); each label
+    is scored as the text that follows it, then ``answer_suffix`` when ``with_suffix`` (needed when one
+    label is a prefix of another, so that "good" is not credited with "goodish"'s mass).
+    """
+
+    messages: tuple[Message, ...]
+    labels: tuple[str, ...]
+    answer_prefix: str = ""
+    answer_suffix: str = ""
+    with_suffix: bool = False
+
+
+@dataclass(frozen=True)
+class LabelScores:
+    """The answer to a :class:`LabelRequest`: ``logprobs`` maps each label to log P(label | prompt) under
+    the full vocabulary (not renormalized over the labels); ``finish_reason`` as for :class:`Completion`."""
+
+    logprobs: Mapping[str, float] | None
+    finish_reason: FinishReason = "stop"
+    prompt_tokens: int = 0
+    error: str | None = None
+
+
+@runtime_checkable
+class LabelScorer(Protocol):
+    """A backend that can score labels without decoding (``judge_params.scoring: LOGPROBS``)."""
+
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]: ...
+
+
 @runtime_checkable
 class Backend(Protocol):
     """A model that completes batches of chat prompts.

@@ -2,15 +2,16 @@
 
 It goes through the same door as the real engines: the engine cannot tell it apart. The script is a
 callable ``(request) -> str | Completion`` or a sequence of answers consumed in order (cycled when
-``cycle=True``).
+``cycle=True``). ``labels`` scripts label scoring (``judge_params.scoring: LOGPROBS``): a callable
+``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from jurist.backends.base import Completion, GenerationRequest
+from jurist.backends.base import Completion, GenerationRequest, LabelRequest, LabelScores
 
 Answer = str | Completion
 
@@ -25,6 +26,7 @@ class ScriptedBackend:
         model_id: str = "scripted",
         cycle: bool = False,
         max_prompt_chars: int | None = None,
+        labels: Callable[[LabelRequest], Mapping[str, float] | LabelScores] | None = None,
     ) -> None:
         self._model_id = model_id
         self._fn: Callable[[GenerationRequest], Answer] | None = None
@@ -35,6 +37,8 @@ class ScriptedBackend:
             answers = list(script)
             self._answers = itertools.cycle(answers) if cycle else iter(answers)
         self.max_prompt_chars = max_prompt_chars
+        self._labels = labels
+        self.label_requests: list[LabelRequest] = []
         self.requests: list[GenerationRequest] = []
         self.calls: list[int] = []
         self.closed = False
@@ -59,6 +63,22 @@ class ScriptedBackend:
                 out.append(
                     Completion(answer, "stop", prompt_tokens=prompt_chars, completion_tokens=len(answer))
                 )
+        return out
+
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        """Scripted label log-probabilities, one entry per request."""
+        self.calls.append(len(requests))
+        out: list[LabelScores] = []
+        for request in requests:
+            self.label_requests.append(request)
+            if self._labels is None:
+                raise RuntimeError("ScriptedBackend has no label script (pass labels=...)")
+            answer = self._labels(request)
+            if isinstance(answer, LabelScores):
+                out.append(answer)
+            else:
+                prompt_chars = sum(len(m.content) for m in request.messages)
+                out.append(LabelScores(dict(answer), "stop", prompt_tokens=prompt_chars))
         return out
 
     def _next(self, request: GenerationRequest) -> Answer:

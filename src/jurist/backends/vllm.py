@@ -25,7 +25,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from jurist.backends.base import Completion, GenerationRequest, Message
+from jurist.backends.base import Completion, GenerationRequest, LabelRequest, LabelScores, Message
 from jurist.config import InferenceConfig
 from jurist.errors import BackendError
 
@@ -226,6 +226,73 @@ class VLLMBackend:
             tokens=tokens,
         )
 
+    # ------------------------------------------------------------------------------------- labels
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        """log P(label | prompt, answer prefix) for every label, from next-token log-probabilities only.
+
+        Each label is tokenized as the continuation of the prompt and the answer prefix. The labels of a
+        request form a token trie; every trie depth is one ``generate`` call of one token per node that
+        asks for the log-probabilities of exactly the node's child tokens (``logprob_token_ids``), never
+        for prompt log-probabilities, so the shared prefix stays in the prefix cache. A label's score is
+        the sum over its tokens, so labels that share first tokens are scored exactly. Tokens shared by
+        every label are folded into the prompt: they add the same constant to every label's score.
+        """
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        results: list[LabelScores | None] = [None] * len(requests)
+        prompts: dict[int, list[int]] = {}
+        continuations: dict[int, dict[str, list[int]]] = {}
+        for index, request in enumerate(requests):
+            base = self._chat_text(request.messages) + request.answer_prefix
+            suffix = request.answer_suffix if request.with_suffix else ""
+            full = {label: self._encode(base + label + suffix) for label in request.labels}
+            shared = _common_prefix(list(full.values()))
+            if any(len(ids) == shared for ids in full.values()):
+                shared -= 1  # every label keeps at least one token of its own
+            if shared >= self.max_model_len:
+                results[index] = LabelScores(
+                    None,
+                    "too_long",
+                    prompt_tokens=shared,
+                    error=f"prompt has {shared} tokens; {self._model_id} allows {self.max_model_len}",
+                )
+                continue
+            first = next(iter(full.values()))
+            prompts[index] = first[:shared]
+            continuations[index] = {label: ids[shared:] for label, ids in full.items()}
+        scores: dict[int, dict[str, float]] = {i: dict.fromkeys(c, 0.0) for i, c in continuations.items()}
+        depth = 0
+        while True:
+            nodes: dict[tuple[int, tuple[int, ...]], set[int]] = {}
+            for index, conts in continuations.items():
+                for ids in conts.values():
+                    if len(ids) > depth:
+                        nodes.setdefault((index, tuple(ids[:depth])), set()).add(ids[depth])
+            if not nodes:
+                break
+            keys = list(nodes)
+            outputs = self._llm.generate(
+                [TokensPrompt(prompt_token_ids=prompts[i] + list(path)) for i, path in keys],
+                [
+                    SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=sorted(nodes[key]))
+                    for key in keys
+                ],
+                use_tqdm=False,
+            )
+            for (index, path), output in zip(keys, outputs, strict=True):
+                step = output.outputs[0].logprobs[0]
+                for label, ids in continuations[index].items():
+                    if len(ids) > depth and tuple(ids[:depth]) == path:
+                        scores[index][label] += float(step[ids[depth]].logprob)
+            depth += 1
+        for index, label_scores in scores.items():
+            results[index] = LabelScores(label_scores, "stop", prompt_tokens=len(prompts[index]))
+        return [r for r in results if r is not None]
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self._tokenizer(text, add_special_tokens=False)["input_ids"])
+
     # ------------------------------------------------------------------------------------ metrics
     def prefix_cache_stats(self) -> dict[str, float]:
         """Prefix-cache queries and hits (in tokens) since the engine started."""
@@ -236,6 +303,10 @@ class VLLMBackend:
             elif metric.name == "vllm:prefix_cache_hits":
                 totals["hits"] += float(getattr(metric, "value", 0.0))
         return totals
+
+    def reset_prefix_cache(self) -> None:
+        """Empty the prefix cache (benchmarks reset it so one measurement does not warm the next)."""
+        self._llm.reset_prefix_cache()
 
     def close(self) -> None:
         """Shut the engine down and free its memory (so the next model can load)."""
@@ -267,3 +338,15 @@ def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
             message["content"] = f"{system}\n\n{message['content']}"
             return rest
     return [{"role": "user", "content": system}, *rest]
+
+
+def _common_prefix(sequences: list[list[int]]) -> int:
+    """Length of the longest common prefix of token sequences."""
+    if not sequences:
+        return 0
+    shortest = min(len(s) for s in sequences)
+    for position in range(shortest):
+        token = sequences[0][position]
+        if any(s[position] != token for s in sequences[1:]):
+            return position
+    return shortest
