@@ -116,3 +116,19 @@ def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> No
     assert report["accuracy_by_order"]["ab"] == pytest.approx(
         sum(x == t for x, t in zip(ab, truth, strict=True)) / 100
     )
+
+
+@pytest.mark.parametrize("fmt", ["JSON", "XML"])
+def test_logprob_scoring_on_the_default_model(backend: Any, fmt: str) -> None:
+    config = load_judge_config(
+        "generic/truthfulness", {"judge_params.scoring": "LOGPROBS", "judge_params.response_format": fmt}
+    )
+    table = Engine(config, backend).run(llmbar_rows())
+    assert table["truthfulness.status"].to_pylist() == ["ok"] * 200
+    for row in table.to_pylist():
+        probs = [row[f"truthfulness.judgment_p.{label}"] for label in ("Yes", "Unsure", "No")]
+        assert sum(probs) == pytest.approx(1.0, abs=1e-4)
+        assert 0.0 <= row["truthfulness.judgment_expected"] <= 1.0
+        assert row["truthfulness.judgment"] == max(
+            ("Yes", "Unsure", "No"), key=lambda label: row[f"truthfulness.judgment_p.{label}"]
+        )

@@ -188,3 +188,107 @@ def test_unconstrained_decoding_still_gives_one_row_per_input(backend: Any) -> N
     table = Engine(config, backend).run(ROWS[:10])
     assert table.num_rows == 10
     assert set(table["simple.status"].to_pylist()) <= {"ok", "parse_error", "truncated"}
+
+
+# ---------------------------------------------------------------------------- label probabilities
+
+LOGPROB_JUDGES = {
+    "bool": {"judgment_type": "BOOL"},
+    "enum_shared_first_tokens": {
+        "judgment_type": "ENUM",
+        "judgment_scores": {"not_applicable": None, "not_sure": 0.5, "nothing_wrong": 1.0, "wrong": 0.0},
+    },
+    "int_scale": {
+        "judgment_type": "INT",
+        "judgment_scores": {"1": 0.0, "2": 0.25, "3": 0.5, "4": 0.75, "5": 1.0},
+    },
+}
+
+
+@pytest.mark.parametrize("kind", list(LOGPROB_JUDGES))
+@pytest.mark.parametrize("fmt", ["JSON", "XML"])
+def test_logprob_scoring_gives_a_distribution_for_every_row(backend: Any, kind: str, fmt: str) -> None:
+    params = {
+        **LOGPROB_JUDGES[kind],
+        "scoring": "LOGPROBS",
+        "response_format": fmt,
+        "include_explanation": False,
+    }
+    engine = Engine(with_params(SIMPLE, **params), backend)
+    table = engine.run(ROWS)
+    field = engine.judges[0].spec.judgment_fields[0]
+    labels = list(field.labels or ())
+    assert table["simple.status"].to_pylist() == ["ok"] * len(ROWS)
+    scores = [s for s in (field.scores or {"Yes": 1.0, "No": 0.0}).values() if s is not None]
+    for row in table.to_pylist():
+        probs = [row[f"simple.judgment_p.{label}"] for label in labels]
+        assert sum(probs) == pytest.approx(1.0, abs=1e-4)
+        assert min(scores) - 1e-9 <= row["simple.judgment_expected"] <= max(scores) + 1e-9
+        assert row["simple.score"] == row["simple.judgment_expected"]
+        assert row["simple.completion_tokens"] == 0
+
+
+def test_label_scores_equal_a_brute_force_sequence_probability(backend: Any) -> None:
+    """Labels sharing first tokens: the trie's per-step next-token scores must equal each label's whole
+    continuation log-probability, read here (as a reference only) from prompt log-probabilities."""
+    from vllm import SamplingParams
+    from vllm.inputs import TokensPrompt
+
+    from jurist.backends.base import LabelRequest
+
+    labels = ("not_applicable", "not_sure", "nothing_wrong", "wrong")
+    messages = (Message("system", "Judge."), Message("user", "Is 2 + 2 = 4?"))
+    prefix = '{"judgment": "'
+    scored = backend.score_labels([LabelRequest(messages, labels, prefix, '"')])[0]
+    assert scored.logprobs is not None
+    base_text = backend._chat_text(messages) + prefix
+    full = {label: backend._encode(base_text + label) for label in labels}
+    shared = min(len(ids) for ids in full.values())
+    for position in range(shared):
+        if len({ids[position] for ids in full.values()}) > 1:
+            shared = position
+            break
+    reference = {}
+    for label, ids in full.items():
+        out = backend.llm.generate(
+            [TokensPrompt(prompt_token_ids=ids)],
+            SamplingParams(max_tokens=1, prompt_logprobs=0),
+            use_tqdm=False,
+        )[0]
+        reference[label] = sum(out.prompt_logprobs[i][ids[i]].logprob for i in range(shared, len(ids)))
+    for label in labels:
+        assert scored.logprobs[label] == pytest.approx(reference[label], abs=2e-3)
+
+
+def test_pairwise_logprob_scoring(backend: Any) -> None:
+    config = {
+        "name": "pair",
+        "judge_params": {
+            "prompt_template": "{question}\nA: {response_a}\nB: {response_b}",
+            "scoring": "LOGPROBS",
+        },
+        "pairwise_judge_params": {},
+    }
+    rows = [
+        {"question": r["question"], "response_a": r["answer"], "response_b": "no idea"} for r in ROWS[:50]
+    ]
+    table = Engine(config, backend).run(rows)
+    assert table["pair.status"].to_pylist() == ["ok"] * 50
+    for row in table.to_pylist():
+        assert 0.0 <= row["pair.p_a"] <= 1.0
+        assert row["pair.p_a"] == pytest.approx(
+            (row["pair.ab_p_first"] + (1 - row["pair.ba_p_first"])) / 2, abs=0.5
+        )
+
+
+def test_label_probabilities_during_generation(backend: Any) -> None:
+    config = with_params(RUBRIC, label_probabilities=True)
+    engine = Engine(config, backend)
+    table = engine.run(ROWS[:40])
+    assert_well_formed(table, engine)
+    for row in table.to_pylist():
+        style = [row[f"rubric.style_p.{label}"] for label in ("good", "fair", "poor", "not_applicable")]
+        if None not in style:
+            assert sum(style) == pytest.approx(1.0, abs=1e-4)
+    found = sum(row["rubric.correct_p.Yes"] is not None for row in table.to_pylist())
+    assert found >= 30  # read off the top-20 alternatives; a row whose value token is not aligned has none
