@@ -40,13 +40,9 @@ _INPUT_SUFFIXES: dict[str, InputFormat] = {
     ".ipc": "arrow",
 }
 _OUTPUT_SUFFIXES: dict[str, OutputFormat] = {
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".arrow": "arrow",
-    ".feather": "arrow",
-    ".ipc": "arrow",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
+    suffix: fmt  # type: ignore[misc]
+    for suffix, fmt in _INPUT_SUFFIXES.items()
+    if fmt in ("parquet", "arrow", "jsonl")
 }
 
 

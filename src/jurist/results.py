@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import pyarrow as pa
 
@@ -40,16 +40,7 @@ Status = Literal[
     "target_error",
     "backend_error",
 ]
-STATUSES: tuple[str, ...] = (
-    "ok",
-    "parse_error",
-    "truncated",
-    "too_long",
-    "missing_input",
-    "bad_input",
-    "target_error",
-    "backend_error",
-)
+STATUSES: tuple[str, ...] = get_args(Status)
 
 _ARROW_TYPES = {"bool": pa.bool_(), "int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
 

@@ -128,20 +128,17 @@ class OutputSpec:
     def instructions(self) -> str:
         """Tells the model the exact shape of its answer."""
         lines: list[str] = []
-        if self.response_format is ResponseFormat.JSON:
-            lines.append("Respond with only a JSON object with exactly these keys, in this order:")
+        if self.response_format is not ResponseFormat.RAW:
+            json_format = self.response_format is ResponseFormat.JSON
+            if json_format:
+                lines.append("Respond with only a JSON object with exactly these keys, in this order:")
+            else:
+                lines.append("Respond with only these XML tags, in this order, one per line:")
             for f in self.fields:
-                lines.append(f'- "{f.name}": {_describe_value(f, "json")}')
-            lines.append(
-                "Example: " + self.render_answer({f.name: _placeholder_value(f) for f in self.fields})
-            )
-        elif self.response_format is ResponseFormat.XML:
-            lines.append("Respond with only these XML tags, in this order, one per line:")
-            for f in self.fields:
-                lines.append(f"- <{f.name}>: {_describe_value(f, 'xml')}")
-            lines.append(
-                "Example:\n" + self.render_answer({f.name: _placeholder_value(f) for f in self.fields})
-            )
+                key = f'"{f.name}"' if json_format else f"<{f.name}>"
+                lines.append(f"- {key}: {_describe_value(f, 'json' if json_format else 'xml')}")
+            example = self.render_answer({f.name: _placeholder_value(f) for f in self.fields})
+            lines.append(("Example: " if json_format else "Example:\n") + example)
         else:
             judgment = self.judgment_fields[0]
             explanation = [f for f in self.fields if not f.is_judgment]
