@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_LLMBAR = ROOT.parent / "shared" / "data" / "llmbar" / "Natural.json"
-LOCAL_LLMBAR = ROOT / "examples" / "llmbar" / "Natural.json"
+from common import RESULTS, alternate, header, llmbar_pointwise_rows, make_backend, write
 
 
 def main() -> None:
@@ -31,25 +26,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--judge", default="generic/instruction_following")
     parser.add_argument("--model", default=None)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "scoring_modes.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "scoring_modes.json")
     args = parser.parse_args()
-    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
 
-    from jurist import Engine, InferenceConfig, load_judge_config
-    from jurist.backends.vllm import VLLMBackend
+    from jurist import Engine, load_judge_config
 
-    source = SHARED_LLMBAR if SHARED_LLMBAR.exists() else LOCAL_LLMBAR
-    records = json.loads(source.read_text(encoding="utf-8"))
-    rows = [{"request": r["input"], "response": r[k]} for k in ("output_1", "output_2") for r in records]
-    rows = rows[: args.rows]
-    backend = VLLMBackend(
-        InferenceConfig.model_validate(
-            {
-                "model": {"model_name": args.model, "model_max_length": 4096},
-                "engine_params": {"gpu_memory_utilization": 0.2},
-            }
-        )
-    )
+    rows = llmbar_pointwise_rows(args.rows)
+    backend = make_backend(args.model)
     engines = {
         "generate": Engine(load_judge_config(args.judge), backend),
         "logprobs": Engine(load_judge_config(args.judge, {"judge_params.scoring": "LOGPROBS"}), backend),
@@ -75,31 +58,17 @@ def main() -> None:
             "output_tokens": sum(table[f"{name}.completion_tokens"].to_pylist()),
         }
 
-    runs: dict[str, list[dict[str, Any]]] = {"generate": [], "logprobs": []}
-    for _ in range(args.repeats):
-        for mode in runs:
-            runs[mode].append(measure(mode))
-            print(mode, runs[mode][-1], flush=True)
+    runs, best = alternate(measure, ["generate", "logprobs"], args.repeats)
     backend.close()
-    best = {mode: min(r, key=lambda x: x["seconds"]) for mode, r in runs.items()}
     results = {
-        "benchmark": "scoring_modes",
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": {
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "python": sys.version.split()[0],
-        },
-        "data": str(source),
+        **header("scoring_modes"),
         "judge": args.judge,
         "model": backend.model_id,
         "runs": runs,
-        "generate": best["generate"],
-        "logprobs": best["logprobs"],
+        **best,
         "logprobs_over_generate": round(best["logprobs"]["rows_per_s"] / best["generate"]["rows_per_s"], 2),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write(results, args.out)
     print(json.dumps({k: results[k] for k in ("generate", "logprobs", "logprobs_over_generate")}, indent=2))
 
 

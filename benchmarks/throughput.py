@@ -21,38 +21,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_LLMBAR = ROOT.parent / "shared" / "data" / "llmbar" / "Natural.json"
-LOCAL_LLMBAR = ROOT / "examples" / "llmbar" / "Natural.json"
-
-
-def llmbar_rows(n: int) -> tuple[list[dict[str, str]], str]:
-    source = SHARED_LLMBAR if SHARED_LLMBAR.exists() else LOCAL_LLMBAR
-    records = json.loads(source.read_text(encoding="utf-8"))
-    rows = [{"request": r["input"], "response": r[key]} for key in ("output_1", "output_2") for r in records]
-    return rows[:n], str(source)
-
-
-def make_backend(model: str | None, prefix_caching: bool) -> Any:
-    from jurist import InferenceConfig
-    from jurist.backends.vllm import VLLMBackend
-
-    return VLLMBackend(
-        InferenceConfig.model_validate(
-            {
-                "model": {"model_name": model, "model_max_length": 4096},
-                "engine_params": {"enable_prefix_caching": prefix_caching, "gpu_memory_utilization": 0.2},
-            }
-        )
-    )
+from common import RESULTS, header, hit_rate, llmbar_pointwise_rows, make_backend, write
 
 
 def timed_run(engine: Any, rows: list[dict[str, str]]) -> tuple[Any, float]:
@@ -80,27 +53,15 @@ def main() -> None:
     parser.add_argument("--loop-rows", type=int, default=48, help="rows for the one-row-at-a-time loop")
     parser.add_argument("--model", default=None, help="HF id or folder (default: embedded SmolLM2)")
     parser.add_argument("--judge", default="generic/instruction_following")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "throughput.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "throughput.json")
     args = parser.parse_args()
 
-    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     from jurist import Engine, load_judge_config
     from jurist.backends.base import GenerationRequest
 
-    rows, source = llmbar_rows(args.rows)
+    rows = llmbar_pointwise_rows(args.rows)
     judge_config = load_judge_config(args.judge)
-    results: dict[str, Any] = {
-        "benchmark": "throughput",
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": {
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "python": sys.version.split()[0],
-        },
-        "data": source,
-        "judge": args.judge,
-        "rows": len(rows),
-    }
+    results: dict[str, Any] = {**header("throughput"), "judge": args.judge, "rows": len(rows)}
 
     backend = make_backend(args.model, prefix_caching=True)
     results["model"] = backend.model_id
@@ -113,12 +74,8 @@ def main() -> None:
     backend.reset_prefix_cache()
     before = backend.prefix_cache_stats()
     table, seconds = timed_run(engine, rows)
-    after = backend.prefix_cache_stats()
     batched = summarize(table, seconds, name)
-    queries = after["queries"] - before["queries"]
-    batched["prefix_cache_hit_rate"] = (
-        round((after["hits"] - before["hits"]) / queries, 3) if queries else None
-    )
+    batched["prefix_cache_hit_rate"] = hit_rate(before, backend.prefix_cache_stats())
     results["batched"] = batched
     print("batched", batched, flush=True)
 
@@ -190,8 +147,7 @@ def main() -> None:
     print("prefix_cache_off", results["prefix_cache_off"], flush=True)
     backend_off.close()
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write(results, args.out)
     print(table_markdown(results))
 
 

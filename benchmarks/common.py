@@ -1,0 +1,89 @@
+"""What the benchmarks share: LLMBar rows, the engine they measure, alternating runs, the result file."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_LLMBAR = ROOT.parent / "shared" / "data" / "llmbar" / "Natural.json"
+LOCAL_LLMBAR = ROOT / "examples" / "llmbar" / "Natural.json"
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def llmbar_source() -> Path:
+    """LLMBar's Natural set: the shared copy when present, else the one in examples/."""
+    return SHARED_LLMBAR if SHARED_LLMBAR.exists() else LOCAL_LLMBAR
+
+
+def llmbar_records(n: int) -> list[dict[str, Any]]:
+    """The first ``n`` LLMBar records (input, output_1, output_2, label)."""
+    return list(json.loads(llmbar_source().read_text(encoding="utf-8")))[:n]
+
+
+def llmbar_pointwise_rows(n: int) -> list[dict[str, str]]:
+    """Pointwise rows: every instruction with its first output, then with its second; the first ``n``."""
+    records = llmbar_records(10**9)
+    rows = [{"request": r["input"], "response": r[key]} for key in ("output_1", "output_2") for r in records]
+    return rows[:n]
+
+
+def make_backend(model: str | None, *, prefix_caching: bool = True) -> Any:
+    """The vLLM engine every benchmark measures (embedded SmolLM2 when ``model`` is None)."""
+    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+    from jurist import InferenceConfig
+    from jurist.backends.vllm import VLLMBackend
+
+    return VLLMBackend(
+        InferenceConfig.model_validate(
+            {
+                "model": {"model_name": model, "model_max_length": 4096},
+                "engine_params": {"enable_prefix_caching": prefix_caching, "gpu_memory_utilization": 0.2},
+            }
+        )
+    )
+
+
+def hit_rate(before: dict[str, float], after: dict[str, float]) -> float | None:
+    """The prefix-cache hit rate between two ``prefix_cache_stats()`` readings."""
+    queries = after["queries"] - before["queries"]
+    return round((after["hits"] - before["hits"]) / queries, 3) if queries else None
+
+
+def alternate(
+    measure: Callable[[str], dict[str, Any]], names: Sequence[str], repeats: int
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """Run the measurements in turn ``repeats`` times (spreading the box's noise over all of them);
+    return every run and the fastest run of each."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for _ in range(repeats):
+        for name in names:
+            runs[name].append(measure(name))
+            print(name, runs[name][-1], flush=True)
+    best = {name: min(r, key=lambda x: x["seconds"]) for name, r in runs.items()}
+    return runs, best
+
+
+def header(benchmark: str) -> dict[str, Any]:
+    """The fields every result file starts with."""
+    return {
+        "benchmark": benchmark,
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+        },
+        "data": str(llmbar_source()),
+    }
+
+
+def write(results: dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
