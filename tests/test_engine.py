@@ -274,3 +274,19 @@ def test_judge_from_builtin_renders_its_fields() -> None:
     assert judge.required_fields == {"request", "response"}
     messages = judge.render({"request": "What is 2+2?", "response": "4"})
     assert messages[-1].content.count("What is 2+2?") == 1
+
+
+def test_summary_keeps_model_loading_out_of_the_judging_rate(tmp_path: Path) -> None:
+    import time
+
+    def slow_factory(config):  # type: ignore[no-untyped-def]
+        time.sleep(0.3)
+        return ScriptedBackend([answer("Yes")], cycle=True)
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows(4)) + "\n")
+    summary = Engine(SIMPLE, backend_factory=slow_factory).run_file(src, tmp_path / "out.parquet")
+    assert summary.load_seconds >= 0.3
+    assert summary.seconds >= summary.load_seconds
+    assert summary.rows_per_second == pytest.approx(4 / summary.judge_seconds)
+    assert summary.as_dict()["model_load_seconds"] >= 0.3

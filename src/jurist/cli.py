@@ -155,10 +155,12 @@ def _num(value: float | None) -> str:
 
 def print_summary(summary: dict[str, Any]) -> None:
     """Print a run summary: rows, statuses and score statistics per judge, throughput."""
+    load = summary["model_load_seconds"]
+    load_text = f"model load {load:.1f} s; " if load else ""
     typer.echo(
         f"{summary['rows']} rows -> {summary['output']} in {summary['seconds']:.1f} s "
-        f"({summary['rows_per_second']:.2f} rows/s, "
-        f"{summary['completion_tokens_per_second']:.1f} output tokens/s)"
+        f"({load_text}{summary['rows_per_second']:.2f} rows/s, "
+        f"{summary['completion_tokens_per_second']:.1f} output tokens/s while judging)"
     )
     for name, judge in summary["judges"].items():
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(judge["statuses"].items(), key=lambda kv: -kv[1]))

@@ -80,13 +80,19 @@ class RunSummary:
 
     rows: int = 0
     seconds: float = 0.0
+    load_seconds: float = 0.0
     judges: dict[str, JudgeSummary] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)
     output: str | None = None
 
     @property
+    def judge_seconds(self) -> float:
+        """Wall time spent judging: the run's time less the time spent loading models."""
+        return max(self.seconds - self.load_seconds, 0.0)
+
+    @property
     def rows_per_second(self) -> float:
-        return self.rows / self.seconds if self.seconds > 0 else 0.0
+        return self.rows / self.judge_seconds if self.judge_seconds > 0 else 0.0
 
     @property
     def completion_tokens(self) -> int:
@@ -94,12 +100,13 @@ class RunSummary:
 
     @property
     def tokens_per_second(self) -> float:
-        return self.completion_tokens / self.seconds if self.seconds > 0 else 0.0
+        return self.completion_tokens / self.judge_seconds if self.judge_seconds > 0 else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "rows": self.rows,
             "seconds": round(self.seconds, 3),
+            "model_load_seconds": round(self.load_seconds, 3),
             "rows_per_second": round(self.rows_per_second, 3),
             "completion_tokens_per_second": round(self.tokens_per_second, 2),
             "output": self.output,
@@ -173,6 +180,7 @@ class Engine:
         self.id_column = id_column
         self.panel: Panel | None = Panel(self.judges, quorum=quorum) if panel else None
         self.calibrations = list(calibrations)
+        self.load_seconds = 0.0  # time spent creating backends (loading models)
         configured = [j.config.inference_config.generation.batch_size for j in self.judges]
         self.chunk_size = chunk_size or next((c for c in configured if c), DEFAULT_CHUNK_SIZE)
 
@@ -182,7 +190,9 @@ class Engine:
             return self._shared_backend
         key = _backend_key(judge.config.inference_config)
         if key not in self._backends:
+            started = time.perf_counter()
             self._backends[key] = self._factory(judge.config.inference_config)
+            self.load_seconds += time.perf_counter() - started
         return self._backends[key]
 
     def _plan(self) -> list[list[Judge]]:
@@ -442,6 +452,7 @@ class Engine:
         self.check_columns(data)
         schema = self.output_schema(data)
         summary = RunSummary(output=str(output_path))
+        load_before = self.load_seconds
         started = time.perf_counter()
         with OutputWriter(
             output_path, schema, metadata={"jurist": json.dumps(self.run_metadata(data))}
@@ -449,6 +460,7 @@ class Engine:
             for batch in self.iter_batches(data, summary):
                 writer.write(batch)
         summary.seconds = time.perf_counter() - started
+        summary.load_seconds = self.load_seconds - load_before
         return summary
 
     def run_metadata(self, data: InputData) -> dict[str, Any]:
