@@ -92,14 +92,13 @@ def judge_dataset(
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row."""
+    from jurist.calibration import Calibration
     from jurist.engine import Engine
 
     _setup_logging(verbose)
     try:
         overrides = _overrides(ctx, model, engine)
         configs = [load_judge_config(ref, overrides) for ref in config]
-        from jurist.calibration import Calibration
-
         calibrations = [Calibration.load(path) for path in calibration or []]
         with Engine(
             configs,
