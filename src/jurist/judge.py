@@ -29,7 +29,7 @@ from jurist.prompts import PromptBuilder
 from jurist.results import JudgeOutput
 from jurist.schema import OutputSpec, build_output_spec
 from jurist.scoring import aggregate, score_fields
-from jurist.templates import MissingValue, build_namespace, lookup
+from jurist.templates import NAMESPACE_ROOTS, MissingValue, build_namespace, lookup
 
 UNGUIDED_MAX_TOKENS = 1024
 TOP_LOGPROBS = 20  # alternatives per generated token when label probabilities are read in generation
@@ -62,6 +62,9 @@ class Judge:
             for f in self.spec.judgment_fields
             if f.labels is not None and (self.logprob_scoring or config.judge_params.label_probabilities)
         ]
+        # fixed per judge, read on every row: computed once here
+        self.label_contexts = {f.name: label_context(self.spec, f) for f in self.label_fields}
+        self.column_names: tuple[str, ...] = tuple(name for name, _ in self.value_columns())
 
     @classmethod
     def from_config(
@@ -101,7 +104,10 @@ class Judge:
         path = self.config.judge_params.target_error_field
         if not path:
             return None
-        value = lookup(build_namespace(row), tuple(path.split(".")))
+        steps = tuple(path.split("."))
+        value = lookup(row, steps)
+        if value is None and steps[0] in NAMESPACE_ROOTS:  # e.g. output.error, derived from columns
+            value = lookup(build_namespace(row), steps)
         return str(value) if value not in (None, "") else None
 
     def target_failure(self, error: str) -> JudgeOutput:
@@ -138,7 +144,7 @@ class Judge:
 
     def row_values(self, output: JudgeOutput) -> dict[str, Any]:
         """One output's values for :meth:`value_columns`."""
-        values: dict[str, Any] = {name: output.extras.get(name) for name, _ in self.value_columns()}
+        values: dict[str, Any] = {name: output.extras.get(name) for name in self.column_names}
         values["raw"] = output.raw
         for f in self.spec.fields:
             values[f.name] = output.field_values.get(f.name)
@@ -155,7 +161,7 @@ class Judge:
         generation request (see :meth:`generation_request`)."""
         if self.logprob_scoring:
             field = self.label_fields[0]
-            context = label_context(self.spec, field)
+            context = self.label_contexts[field.name]
             return LabelRequest(
                 messages,
                 tuple(context.texts[label] for label in field.labels or ()),
@@ -234,7 +240,7 @@ class Judge:
         start = value_offset(self.spec, f, completion.text)
         if start is None:
             return None
-        context = label_context(self.spec, f)
+        context = self.label_contexts[f.name]
         return generated_distribution(
             f,
             context.texts,
@@ -265,7 +271,7 @@ class Judge:
         if scores.finish_reason != "stop" or scores.logprobs is None:
             return JudgeOutput("backend_error", error=scores.error or "no label scores", **nothing, **tokens)
         field = self.label_fields[0]
-        context = label_context(self.spec, field)
+        context = self.label_contexts[field.name]
         by_text = {text: label for label, text in context.texts.items()}
         try:
             found = distribution(field, {by_text[text]: lp for text, lp in scores.logprobs.items()})

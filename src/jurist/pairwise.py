@@ -161,7 +161,7 @@ class PairwiseJudge(Judge):
         return JudgeOutput(status, values, {}, error=error)  # type: ignore[arg-type]
 
     def _empty_values(self) -> dict[str, Any]:
-        return dict.fromkeys(name for name, _ in self.value_columns())
+        return dict.fromkeys(self.column_names)
 
     def value_columns(self) -> list[tuple[str, str]]:
         columns = [("winner", "string"), ("position_consistent", "bool")]
@@ -176,7 +176,7 @@ class PairwiseJudge(Judge):
 
     def row_values(self, output: JudgeOutput) -> dict[str, Any]:
         values = {**output.field_values, **output.extras}
-        return {name: values.get(name) for name, _ in self.value_columns()}
+        return {name: values.get(name) for name in self.column_names}
 
 
 def picked_first(verdict: str | None, judge: PairwiseJudge) -> bool | None:
