@@ -177,6 +177,32 @@ def test_shared_prefix_is_served_from_the_cache(backend: Any) -> None:
     assert stats["hits"] > 0 and stats["queries"] >= stats["hits"]
 
 
+def test_rows_that_share_a_request_reuse_its_cached_blocks(backend: Any) -> None:
+    """Several responses to one prompt: the later rows read the shared part from the prefix cache, at the
+    granularity of one KV block (32 tokens on CPU rather than vLLM's 128)."""
+    from jurist.backends.vllm import CPU_BLOCK_SIZE, _on_cpu
+
+    block = backend.llm.llm_engine.vllm_config.cache_config.block_size
+    if _on_cpu():
+        assert block == CPU_BLOCK_SIZE
+    question = "Question: list the prime numbers below fifty and explain each step. " * 3
+
+    def request(answer: str) -> GenerationRequest:
+        return GenerationRequest(
+            messages=(Message("user", f"{question}\nAnswer: {answer}"),),
+            max_tokens=4,
+            constraint=Constraint(regex="(?:Yes|No)"),
+        )
+
+    first, second = request("two, three, five"), request("seven, eleven")
+    ids = backend.tokenize([first, second])
+    shared = next(i for i, (a, b) in enumerate(zip(*ids, strict=False)) if a != b)
+    assert 2 * block <= shared < 128  # vLLM's CPU default block would cache none of it
+    backend.reset_prefix_cache()
+    backend.generate([first])
+    [completion] = backend.generate([second])
+    assert completion.cached_tokens == shared // block * block
+
 def test_panel_on_one_engine_in_one_call(backend: Any) -> None:
     table = Engine([SIMPLE, with_params(RUBRIC, response_format="XML")], backend).run(ROWS[:30])
     assert table["simple.status"].to_pylist() == ["ok"] * 30

@@ -386,6 +386,12 @@ class EngineParams(_Strict):
     enforce_eager: bool | None = None
     max_num_seqs: int | None = Field(default=None, ge=1)
     max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    block_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens per KV-cache block, the granularity of prefix caching (vLLM; default: 32 on CPU, "
+        "vLLM's own choice on GPU).",
+    )
     structured_outputs_backend: str | None = Field(
         default=None, description="vLLM structured-output backend: outlines, xgrammar, guidance, auto."
     )

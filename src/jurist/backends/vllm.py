@@ -34,6 +34,11 @@ logger = logging.getLogger("jurist")
 DEFAULT_STRUCTURED_BACKEND = "guidance"
 CPU_MEMORY_SHARE = 0.2
 GPU_MEMORY_SHARE = 0.9
+# vLLM's CPU default block is 128 tokens, and prefix caching reuses whole blocks only: up to 127 tokens of a
+# shared prefix are recomputed per row, and rows that share a request (several responses to one prompt)
+# share little of it. 32 is the smallest block the CPU attention kernel takes; measured with SmolLM2 on
+# LLMBar rows it made LOGPROBS scoring 1.28x faster and left decoding unchanged (see the README).
+CPU_BLOCK_SIZE = 32
 
 
 def _on_cpu() -> bool:
@@ -56,7 +61,8 @@ class VLLMBackend:
 
     ``config`` supplies the model (``model.model_name``; None means the embedded SmolLM2 default), its
     context length (``model.model_max_length``), dtype, and ``engine_params`` (memory share, tensor
-    parallelism, prefix caching, eager mode, structured-output backend, extra ``LLM`` arguments).
+    parallelism, prefix caching and its block size, eager mode, structured-output backend, extra ``LLM``
+    arguments).
     """
 
     def __init__(self, config: InferenceConfig) -> None:
@@ -101,6 +107,9 @@ class VLLMBackend:
             kwargs["max_num_seqs"] = ep.max_num_seqs
         if ep.max_num_batched_tokens is not None:
             kwargs["max_num_batched_tokens"] = ep.max_num_batched_tokens
+        block_size = ep.block_size or (CPU_BLOCK_SIZE if on_cpu else None)
+        if block_size is not None:
+            kwargs["block_size"] = block_size
         kwargs.update(config.model.model_kwargs)
         kwargs.update(ep.extra)
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
