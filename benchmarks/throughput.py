@@ -1,6 +1,6 @@
 """Throughput of jurist on vLLM, as ratios measured in one run on one box.
 
-    python benchmarks/throughput.py [--rows 200] [--loop-rows 48] [--model PATH] [--out FILE]
+    python benchmarks/throughput.py [--rows 200] [--loop-rows N] [--model PATH] [--out FILE]
 
 On LLMBar rows (each Natural-set instruction with each of its two outputs, judged by the built-in
 ``generic/instruction_following`` judge, JSON with an explanation) and the embedded SmolLM2 model by
@@ -8,10 +8,11 @@ default, it measures, emptying the prefix cache before each measurement:
 
 1. ``batched``: jurist's engine, every row in one inference call;
 2. ``one_row``: the same engine called one row at a time (how pipecat's EvalJudge, evaluatorq's juries
-   and scikit-plots' LLMJudge call a judge), on the first ``--loop-rows`` rows, and ``batched_same_rows``:
-   those same rows in one call;
+   and scikit-plots' LLMJudge call a judge) over the same rows; ``--loop-rows N`` shortens the loop to the
+   first N rows, and then ``batched_same_rows`` runs those N rows in one call for the ratio;
 3. ``guided`` vs ``unconstrained``: decode cost per output token with the judge's regex constraint, and
-   without it at exactly the same lengths (each row forced to the token count its guided answer had);
+   without it at exactly the same lengths (each row forced to the token count its guided answer had),
+   on the loop's rows, their prompts prefilled before the timed call;
 4. ``prefix_cache_off``: the batched run on a second engine with prefix caching off.
 
 Results go to ``benchmarks/results/throughput.json`` (and the table printed) for the README.
@@ -50,7 +51,9 @@ def summarize(table: Any, seconds: float, name: str) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200)
-    parser.add_argument("--loop-rows", type=int, default=48, help="rows for the one-row-at-a-time loop")
+    parser.add_argument(
+        "--loop-rows", type=int, default=None, help="rows for the one-row-at-a-time loop (default: all)"
+    )
     parser.add_argument("--model", default=None, help="HF id or folder (default: embedded SmolLM2)")
     parser.add_argument("--judge", default="generic/instruction_following")
     parser.add_argument("--out", type=Path, default=RESULTS / "throughput.json")
@@ -80,10 +83,14 @@ def main() -> None:
     print("batched", batched, flush=True)
 
     # 2. the same engine, one row per call, and the same rows in one call
-    loop_rows = rows[: args.loop_rows]
-    backend.reset_prefix_cache()
-    same_table, same_seconds = timed_run(engine, loop_rows)
-    results["batched_same_rows"] = summarize(same_table, same_seconds, name)
+    loop_rows = rows[: args.loop_rows] if args.loop_rows else rows
+    if len(loop_rows) < len(rows):
+        backend.reset_prefix_cache()
+        same_table, same_seconds = timed_run(engine, loop_rows)
+        results["batched_same_rows"] = summarize(same_table, same_seconds, name)
+    else:
+        same_table = table
+        results["batched_same_rows"] = batched
     backend.reset_prefix_cache()
     started = time.perf_counter()
     tables = [engine.run([row]) for row in loop_rows]
@@ -104,7 +111,8 @@ def main() -> None:
     # 3. guided vs unconstrained at equal lengths (decode time per output token), on the loop's rows
     requests = [judge.request(judge.render(row)) for row in loop_rows]
     lengths = same_table[f"{name}.completion_tokens"].to_pylist()
-    # greedy decoding repeats each guided answer exactly; the unconstrained twin is forced to its length
+    # greedy decoding repeats each guided answer (up to bf16 batch effects); the unconstrained twin is
+    # forced to the length the guided answer had
     guided_requests = requests
     free_requests = [
         dataclasses.replace(r, constraint=None, min_tokens=n, max_tokens=n)
@@ -112,7 +120,9 @@ def main() -> None:
     ]
 
     def decode(batch: list[GenerationRequest]) -> dict[str, Any]:
+        # prefill every prompt first (one free token each), so the timed call is decoding only
         backend.reset_prefix_cache()
+        backend.generate([dataclasses.replace(r, constraint=None, min_tokens=1, max_tokens=1) for r in batch])
         started = time.perf_counter()
         completions = backend.generate(batch)
         seconds = time.perf_counter() - started
