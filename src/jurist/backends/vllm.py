@@ -77,6 +77,9 @@ class VLLMBackend:
         if on_cpu:
             # vLLM's CPU worker keeps a core for its scheduler by default; on small boxes that costs ~20 %.
             os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+            # One process on CPU: the engine core in this process (below: the model worker too), so the
+            # front end and the scheduler do not take cores from the worker's OpenMP threads mid-step.
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         model = config.model.model_name
         if model is None:
             from jurist.default_model import DEFAULT_MODEL_LABEL, default_model_path
@@ -98,6 +101,7 @@ class VLLMBackend:
             "gpu_memory_utilization": ep.gpu_memory_utilization
             or (CPU_MEMORY_SHARE if on_cpu else GPU_MEMORY_SHARE),
             "tensor_parallel_size": ep.tensor_parallel_size,
+            "distributed_executor_backend": "uni" if on_cpu and ep.tensor_parallel_size == 1 else None,
             "enforce_eager": ep.enforce_eager if ep.enforce_eager is not None else on_cpu,
             "structured_outputs_config": {"backend": self.structured_backend},
             "disable_log_stats": False,
