@@ -203,6 +203,7 @@ def test_rows_that_share_a_request_reuse_its_cached_blocks(backend: Any) -> None
     [completion] = backend.generate([second])
     assert completion.cached_tokens == shared // block * block
 
+
 def test_panel_on_one_engine_in_one_call(backend: Any) -> None:
     table = Engine([SIMPLE, with_params(RUBRIC, response_format="XML")], backend).run(ROWS[:30])
     assert table["simple.status"].to_pylist() == ["ok"] * 30

@@ -13,6 +13,8 @@ This is the only module that names vLLM's arguments (its structured-output API h
   0.32 (CPU), it kept 100 % of answers well-formed on a random-weight model for JSON and XML shapes with
   no compile step, where JSON-schema mode let guidance and xgrammar emit whitespace until ``max_tokens``
   and xgrammar took about a second per step on a bounded string alternation. ``outlines`` also works.
+* On CPU the engine runs in this process (engine core and model worker), keeps no core in reserve and
+  uses 32-token KV-cache blocks, so prefix caching reuses shared prefixes at a finer grain.
 * ``max_tokens`` is clamped so prompt + answer fit the context; ``finish_reason`` "length" is reported as
   such (the engine maps it to ``truncated``), and an engine-side failure of one request to ``error``.
 """
