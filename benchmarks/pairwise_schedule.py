@@ -37,7 +37,7 @@ def main() -> None:
     engine = Engine(load_judge_config("pairwise/preference"), backend)
     judge = engine.judges[0]
     engine.run(rows[:2])  # warm-up
-    per_row = [judge.requests_for(row) for row in rows]
+    per_row = [judge.start(row).requests for row in rows]
 
     def measure(schedule: str) -> dict[str, Any]:
         backend.reset_prefix_cache()

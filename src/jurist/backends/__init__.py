@@ -1,15 +1,18 @@
 """Backends: one adapter per inference engine, all behind :class:`~jurist.backends.base.Backend`.
 
-Engine modules import their heavy dependencies (vllm, torch, transformers) only when a backend is
-created, so importing jurist stays fast on machines without them.
+Engine modules import their heavy dependencies (vllm, torch, transformers, outlines_core) only inside the
+functions that use them, so importing any backend module stays fast on machines without them.
 """
 
 from __future__ import annotations
 
+from jurist.backends import transformers, vllm
 from jurist.backends.base import Backend, Completion, Constraint, GenerationRequest, Message
+from jurist.backends.openai import OpenAIBackend
 from jurist.backends.scripted import ScriptedBackend
-from jurist.config import InferenceConfig, InferenceEngine
-from jurist.errors import BackendError
+from jurist.config.inference import InferenceConfig
+from jurist.config.types import InferenceEngine
+from jurist.errors import BackendError, ConfigError
 
 __all__ = [
     "Backend",
@@ -19,28 +22,38 @@ __all__ = [
     "GenerationRequest",
     "Message",
     "ScriptedBackend",
+    "check_engine_params",
     "create_backend",
 ]
+
+
+def check_engine_params(config: InferenceConfig) -> None:
+    """Validate ``engine_params`` for the configured engine, before any model loads (a
+    :class:`~jurist.errors.ConfigError` names the key). Remote engines take none."""
+    if config.engine is InferenceEngine.VLLM:
+        vllm.engine_params(config.engine_params)
+    elif config.engine is InferenceEngine.NATIVE:
+        transformers.engine_params(config.engine_params)
+    elif config.engine_params:
+        keys = ", ".join(config.engine_params)
+        raise ConfigError(
+            f"engine {config.engine.value} runs no local engine; engine_params ({keys}) do not apply",
+            field="inference_config.engine_params",
+        )
 
 
 def create_backend(config: InferenceConfig) -> Backend:
     """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI)."""
     engine = config.engine
+    backend: Backend
     if engine is InferenceEngine.VLLM:
-        from jurist.backends.vllm import VLLMBackend
-
-        backend: Backend = VLLMBackend(config)
-        return backend
-    if engine is InferenceEngine.NATIVE:
-        from jurist.backends.transformers import TransformersBackend
-
-        backend = TransformersBackend(config)
-        return backend
-    if engine in (InferenceEngine.REMOTE_VLLM, InferenceEngine.OPENAI):
-        from jurist.backends.openai import OpenAIBackend
-
+        backend = vllm.VLLMBackend(config)
+    elif engine is InferenceEngine.NATIVE:
+        backend = transformers.TransformersBackend(config)
+    elif engine in (InferenceEngine.REMOTE_VLLM, InferenceEngine.OPENAI):
         backend = OpenAIBackend(config)
-        return backend
-    raise BackendError(
-        f"unknown inference engine {engine!r}; known: {', '.join(e.value for e in InferenceEngine)}"
-    )
+    else:
+        raise BackendError(
+            f"unknown inference engine {engine!r}; known: {', '.join(e.value for e in InferenceEngine)}"
+        )
+    return backend

@@ -9,7 +9,7 @@ constraint compilation); the engine owns nothing of that. The constraint travels
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 FinishReason = Literal["stop", "length", "too_long", "error"]
@@ -26,18 +26,42 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
+ConstraintKind = Literal["regex", "choice", "json_schema"]
+ALL_CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
+
+
 @dataclass(frozen=True)
 class Constraint:
-    """What the output must look like, independent of any engine.
+    """What the output must look like, independent of any engine: exactly one of
 
-    ``regex`` is a full-match pattern for one answer (the primary constraint); ``json_schema`` is the
-    same answer's JSON schema when the format is JSON (for servers that take schemas). ``choices`` is a
-    closed set of whole answers, when the answer is a bare label.
+    * ``regex``: a full-match pattern for one answer;
+    * ``choices``: a closed set of whole answers;
+    * ``json_schema``: the JSON schema of the answer object.
+
+    Which one is set is checked when the constraint is built, as vLLM checks its structured-output parameters.
+    A backend says which kinds it accepts (``Backend.constraint_kinds``); each backend has one function that
+    turns a constraint into its engine's parameters.
     """
 
     regex: str | None = None
-    json_schema: Mapping[str, Any] | None = None
     choices: tuple[str, ...] | None = None
+    json_schema: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        given = [name for name in ("regex", "choices", "json_schema") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "a Constraint holds exactly one of regex, choices or json_schema; "
+                f"got {', '.join(given) or 'none'}"
+            )
+        if self.choices is not None and not self.choices:
+            raise ValueError("a choice constraint needs at least one choice")
+
+    @property
+    def kind(self) -> ConstraintKind:
+        if self.regex is not None:
+            return "regex"
+        return "choice" if self.choices is not None else "json_schema"
 
 
 @dataclass(frozen=True)
@@ -64,7 +88,6 @@ class GenerationRequest:
     stop: tuple[str, ...] = ()
     constraint: Constraint | None = None
     logprobs: int | None = None
-    label_tokens: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -73,8 +96,8 @@ class Completion:
 
     ``finish_reason``: ``stop`` (ended on its own), ``length`` (hit max_tokens), ``too_long`` (the prompt
     exceeds the model's context; nothing was generated) or ``error`` (``error`` says what failed).
-    ``token_logprobs`` holds, per generated token, its top alternatives as {token text: logprob}, when
-    asked for. ``label_logprobs`` holds {label: logprob} for a label-distribution request.
+    ``token_logprobs`` holds, per generated token, its top alternatives as {token text: logprob}, and
+    ``tokens`` the generated tokens' texts, when log-probabilities were asked for.
     """
 
     text: str
@@ -85,7 +108,6 @@ class Completion:
     error: str | None = None
     token_logprobs: tuple[Mapping[str, float], ...] | None = None
     tokens: tuple[str, ...] | None = None
-    label_logprobs: Mapping[str, float] | None = field(default=None)
 
 
 @dataclass(frozen=True)
@@ -128,11 +150,15 @@ class Backend(Protocol):
 
     ``generate`` must return exactly one completion per request, in request order, and must not raise
     for a problem with one request (that request's completion carries ``finish_reason`` ``too_long`` or
-    ``error``). ``model_id`` names the model for provenance.
+    ``error``). ``model_id`` names the model for provenance. ``constraint_kinds`` lists the constraint kinds
+    the backend enforces, in its order of preference (empty: it enforces none).
     """
 
     @property
     def model_id(self) -> str: ...
+
+    @property
+    def constraint_kinds(self) -> tuple[ConstraintKind, ...]: ...
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]: ...
 

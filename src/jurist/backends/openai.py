@@ -3,8 +3,8 @@
 Requests go to ``{api_url}/chat/completions`` concurrently (``remote_params.num_workers`` at a time) with
 the standard library's HTTP client. The constraint is sent the way each server understands it:
 
-* ``REMOTE_VLLM`` (``vllm serve``): ``structured_outputs: {"regex": ...}``, the same compact regex the
-  local engine enforces;
+* ``REMOTE_VLLM`` (``vllm serve``): the same compact regex the local engine enforces, in vLLM's own
+  request fields (:func:`jurist.backends.vllm.server_fields`);
 * ``OPENAI``: ``response_format: {"type": "json_schema", ...}`` with the judge's JSON schema (OpenAI has
   no regex constraint; XML answers go unconstrained and are parsed as usual).
 
@@ -23,8 +23,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from jurist.backends.base import Completion, GenerationRequest
-from jurist.config import InferenceConfig, InferenceEngine
+from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
+from jurist.backends.vllm import CONSTRAINT_KINDS, server_fields
+from jurist.config.inference import InferenceConfig
+from jurist.config.types import InferenceEngine
 from jurist.errors import BackendError
 
 _CONTEXT_WORDS = ("maximum context length", "context length", "too long", "max_model_len")
@@ -63,6 +65,11 @@ class OpenAIBackend:
     def model_id(self) -> str:
         return self._model
 
+    @property
+    def constraint_kinds(self) -> tuple[ConstraintKind, ...]:
+        """``vllm serve`` takes every kind (a regex first); OpenAI only JSON schemas."""
+        return CONSTRAINT_KINDS if self._engine is InferenceEngine.REMOTE_VLLM else ("json_schema",)
+
     def body(self, request: GenerationRequest) -> dict[str, Any]:
         """The JSON body sent for one request."""
         body: dict[str, Any] = {
@@ -80,24 +87,17 @@ class OpenAIBackend:
             body["frequency_penalty"] = request.frequency_penalty
         if request.presence_penalty:
             body["presence_penalty"] = request.presence_penalty
-        constraint = request.constraint
-        if constraint is not None:
-            if self._engine is InferenceEngine.REMOTE_VLLM and constraint.regex is not None:
-                body["structured_outputs"] = {"regex": constraint.regex}
-            elif constraint.json_schema is not None:
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": "judgment",
-                        "strict": True,
-                        "schema": dict(constraint.json_schema),
-                    },
-                }
         if self._engine is InferenceEngine.REMOTE_VLLM:
-            if request.top_k is not None:
-                body["top_k"] = request.top_k
-            if request.min_p:
-                body["min_p"] = request.min_p
+            body.update(server_fields(request))
+        elif request.constraint is not None and request.constraint.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "judgment",
+                    "strict": True,
+                    "schema": dict(request.constraint.json_schema),
+                },
+            }
         return body
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:

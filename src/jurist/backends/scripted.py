@@ -3,7 +3,8 @@
 It goes through the same door as the real engines: the engine cannot tell it apart. The script is a
 callable ``(request) -> str | Completion`` or a sequence of answers consumed in order (cycled when
 ``cycle=True``). ``labels`` scripts label scoring (``judge_params.scoring: LOGPROBS``): a callable
-``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`.
+``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`. ``constraint_kinds``
+says which constraints it claims to enforce (all, by default), so tests can play any engine.
 """
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from jurist.backends.base import Completion, GenerationRequest, LabelRequest, LabelScores
+from jurist.backends.base import (
+    ALL_CONSTRAINT_KINDS,
+    Completion,
+    ConstraintKind,
+    GenerationRequest,
+    LabelRequest,
+    LabelScores,
+)
 
 Answer = str | Completion
 
@@ -27,8 +35,10 @@ class ScriptedBackend:
         cycle: bool = False,
         max_prompt_chars: int | None = None,
         labels: Callable[[LabelRequest], Mapping[str, float] | LabelScores] | None = None,
+        constraint_kinds: tuple[ConstraintKind, ...] = ALL_CONSTRAINT_KINDS,
     ) -> None:
         self._model_id = model_id
+        self._constraint_kinds = constraint_kinds
         self._fn: Callable[[GenerationRequest], Answer] | None = None
         self._answers: Iterator[Answer] | None = None
         if callable(script):
@@ -46,6 +56,10 @@ class ScriptedBackend:
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    @property
+    def constraint_kinds(self) -> tuple[ConstraintKind, ...]:
+        return self._constraint_kinds
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         self.calls.append(len(requests))

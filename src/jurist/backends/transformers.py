@@ -16,16 +16,20 @@ with ``outlines_core`` (the regular-expression engine of outlines 1.x):
   order. A batch generates at most ``context - longest prompt`` tokens, so that no position passes the
   model's context.
 * **Sampling.** ``temperature == 0`` is greedy. Otherwise temperature, top-k, top-p and min-p are applied
-  by this module's own sampler, which draws each sequence's token from a ``torch.Generator`` seeded with
-  that request's ``seed`` (a random seed from torch's global generator when ``seed`` is None) and hands
-  ``generate`` a one-hot choice. Every request thus has its own random stream: a seed gives the same answer
-  whatever else shares its batch (up to floating-point differences that padding can cause), and requests
-  with different seeds still share a batch.
+  by a sampler of jurist's own (:class:`~jurist.backends.hf_plugins.SeededSampler`): transformers draws
+  every sequence of a batch from one global random stream, where a judge wants each request's ``seed`` to
+  give the same answer whatever else shares its batch. The sampler draws each sequence's token from a
+  ``torch.Generator`` seeded with that request's ``seed`` (a random seed from torch's global generator when
+  ``seed`` is None) and hands ``generate`` a one-hot choice (up to floating-point differences that padding
+  can cause); requests with different seeds still share a batch.
 * **Stop strings** end a sequence early (a stopping criterion checks each sequence's recent text) and
   the answer is cut before the first stop string.
 
 ``completion_tokens`` counts the generated tokens kept, plus the end-of-sequence token when one was
-generated. Log-probabilities (``logprobs``, ``label_tokens``) are not computed by this backend.
+generated. Log-probabilities (``logprobs``) are not computed by this backend.
+
+``inference_config.engine_params`` for engine NATIVE (:class:`NativeEngineParams`): ``batch_size``
+(sequences per ``generate`` call, default 16) and ``device``.
 
 torch, transformers and outlines_core are imported only inside functions, so importing this module is
 free on machines without them.
@@ -36,19 +40,22 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from jurist.backends.base import Completion, Constraint, FinishReason, GenerationRequest
-from jurist.config import InferenceConfig
-from jurist.errors import BackendError
+from pydantic import Field, ValidationError
 
-if TYPE_CHECKING:
-    import torch
+from jurist.backends.base import Completion, Constraint, ConstraintKind, FinishReason, GenerationRequest
+from jurist.backends.chat import ChatRenderer
+from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
+from jurist.backends.hf_vocab import token_bytes
+from jurist.config.inference import InferenceConfig
+from jurist.config.types import StrictModel
+from jurist.errors import BackendError, ConfigError
 
 logger = logging.getLogger("jurist")
 
@@ -67,23 +74,28 @@ _DTYPES: Mapping[str, str] = MappingProxyType(
         "half": "float16",
     }
 )
-_SENTENCEPIECE_SPACE = "\u2581"
-_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
-@dataclass(frozen=True)
-class _GroupKey:
-    """Everything that must be equal for requests to share one ``generate`` call."""
+class NativeEngineParams(StrictModel):
+    """``inference_config.engine_params`` for engine NATIVE."""
 
-    regex: str | None
-    max_tokens: int
-    temperature: float
-    top_p: float
-    top_k: int | None
-    min_p: float
-    frequency_penalty: float
-    presence_penalty: float
-    stop: tuple[str, ...]
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="Sequences per generate call.")
+    device: str | None = Field(default=None, description="cuda when available, else cpu, unless given.")
+
+
+def engine_params(values: Mapping[str, Any]) -> NativeEngineParams:
+    """Validate ``engine_params`` for engine NATIVE (a :class:`ConfigError` names the key)."""
+    try:
+        return NativeEngineParams.model_validate(dict(values))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            allowed = ", ".join(NativeEngineParams.model_fields)
+            message = f"{key}: unknown key for engine NATIVE; allowed keys: {allowed}"
+        else:
+            message = f"{key}: {err['msg']} (got {err.get('input')!r})"
+        raise ConfigError(message, field="inference_config.engine_params") from None
 
 
 @dataclass(frozen=True)
@@ -102,16 +114,19 @@ class TransformersBackend:
     ``tokenizer_name``, ``revision``, ``trust_remote_code``, ``model_kwargs`` (passed to
     ``from_pretrained``), ``torch_dtype_str`` (auto, float32, bfloat16, float16; default float32 on CPU and
     bfloat16 on CUDA) and ``model_max_length`` (the context; default the model config's
-    ``max_position_embeddings``). ``batch_size``: sequences per ``generate`` call (default
-    ``engine_params.max_num_seqs``, else 16). ``device``: ``cuda`` when available, else ``cpu``, unless given.
+    ``max_position_embeddings``). ``batch_size`` and ``device`` override ``engine_params``
+    (:class:`NativeEngineParams`).
 
     Raises :class:`~jurist.errors.BackendError` when torch or transformers is missing, the dtype is
     unknown, or the model, its tokenizer or its chat template cannot be loaded.
     """
 
+    constraint_kinds: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
+
     def __init__(
         self, config: InferenceConfig, *, batch_size: int | None = None, device: str | None = None
     ) -> None:
+        ep = engine_params(config.engine_params)
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
@@ -122,18 +137,16 @@ class TransformersBackend:
 
         params = config.model
         if params.model_name is None:
-            from jurist.default_model import DEFAULT_MODEL_LABEL, default_model_path
-
             name = str(default_model_path())
             self._model_id = DEFAULT_MODEL_LABEL
         else:
             name = params.model_name
             self._model_id = name
-        size = batch_size or config.engine_params.max_num_seqs or DEFAULT_BATCH_SIZE
+        size = batch_size or ep.batch_size
         if size < 1:
             raise BackendError(f"batch_size must be at least 1, got {size}")
         self.batch_size = size
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = _resolve_dtype(params.torch_dtype_str, self.device)
 
         common: dict[str, Any] = {"trust_remote_code": params.trust_remote_code}
@@ -170,6 +183,7 @@ class TransformersBackend:
         model.eval()
         self._model: Any = model
         self._tokenizer: Any = tokenizer
+        self._chat = ChatRenderer(tokenizer)
 
         text_config = (
             model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
@@ -197,7 +211,7 @@ class TransformersBackend:
         if self._model is None:
             raise BackendError("the transformers backend is closed")
         results: list[Completion | None] = [None] * len(requests)
-        groups: dict[_GroupKey, list[_Item]] = {}
+        groups: dict[BatchKey, list[_Item]] = {}
         for position, request in enumerate(requests):
             try:
                 prompt_ids = self._encode(request)
@@ -255,10 +269,7 @@ class TransformersBackend:
     # ------------------------------------------------------------------------------------- helpers
     def _encode(self, request: GenerationRequest) -> tuple[int, ...]:
         """The prompt's token ids: the chat template with a generation prompt, no extra special tokens."""
-        text = self._tokenizer.apply_chat_template(
-            [m.as_dict() for m in request.messages], tokenize=False, add_generation_prompt=True
-        )
-        ids = self._tokenizer.encode(text, add_special_tokens=False)
+        ids = self._tokenizer.encode(self._chat.text(request.messages), add_special_tokens=False)
         return tuple(int(i) for i in ids)
 
     def _index(self, regex: str) -> Any:
@@ -268,12 +279,12 @@ class TransformersBackend:
             from outlines_core import Index, Vocabulary  # type: ignore[import-untyped]
 
             if self._vocabulary is None:
-                self._vocabulary = Vocabulary(self._eos_id, _token_bytes(self._tokenizer, self._eos_ids))
+                self._vocabulary = Vocabulary(self._eos_id, token_bytes(self._tokenizer, self._eos_ids))
             index = Index(regex, self._vocabulary)
             self._indexes[regex] = index
         return index
 
-    def _run_batch(self, key: _GroupKey, batch: Sequence[_Item]) -> list[Completion]:
+    def _run_batch(self, key: BatchKey, batch: Sequence[_Item]) -> list[Completion]:
         """Run one left-padded batch through ``generate`` and read each sequence's answer."""
         import torch
         from transformers import LogitsProcessorList, StoppingCriteriaList
@@ -289,9 +300,9 @@ class TransformersBackend:
 
         processors: list[Any] = []
         if key.frequency_penalty or key.presence_penalty:
-            processors.append(_Penalties(key.frequency_penalty, key.presence_penalty, longest))
+            processors.append(Penalties(key.frequency_penalty, key.presence_penalty, longest))
         if key.regex is not None:
-            processors.append(_RegexMask(self._index(key.regex), len(batch), longest, self._eos_ids))
+            processors.append(RegexMask(self._index(key.regex), len(batch), longest, self._eos_ids))
         if key.temperature > 0:
             seeds = [
                 item.request.seed
@@ -299,8 +310,8 @@ class TransformersBackend:
                 else int(torch.randint(0, 2**62, (1,)).item())
                 for item in batch
             ]
-            processors.append(_SeededSampler(key, seeds, self.device))
-        stopper = _StopStrings(key.stop, self._tokenizer, longest, len(batch)) if key.stop else None
+            processors.append(SeededSampler(key, seeds, self.device))
+        stopper = StopStrings(key.stop, self._tokenizer, longest, len(batch)) if key.stop else None
 
         with torch.inference_mode():
             output = self._model.generate(
@@ -379,10 +390,10 @@ def constraint_regex(constraint: Constraint | None) -> str | None:
     return None
 
 
-def _group_key(request: GenerationRequest) -> _GroupKey:
+def _group_key(request: GenerationRequest) -> BatchKey:
     """The batch group of a request; sampling parameters are irrelevant (and dropped) when greedy."""
     greedy = request.temperature <= 0
-    return _GroupKey(
+    return BatchKey(
         regex=constraint_regex(request.constraint),
         max_tokens=request.max_tokens,
         temperature=0.0 if greedy else request.temperature,
@@ -399,225 +410,3 @@ def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     """The text before the earliest stop string, and whether one was found."""
     cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
-
-
-# ---------------------------------------------------------------------------------------- vocabulary
-
-
-def _unicode_to_byte() -> dict[str, int]:
-    """The inverse of GPT-2's ``bytes_to_unicode``: byte-level BPE writes byte ``b`` as this character."""
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    table = {chr(b): b for b in printable}
-    shift = 0
-    for b in range(256):
-        if b not in printable:
-            table[chr(256 + shift)] = b
-            shift += 1
-    return table
-
-
-def _is_byte_level(tokenizer: Any) -> bool:
-    """Whether a fast tokenizer decodes with a ByteLevel decoder (GPT-2-style byte-level BPE)."""
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        return False
-    try:
-        decoder = json.loads(backend.to_str()).get("decoder")
-    except Exception:
-        return False
-    pending = [decoder]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            if node.get("type") == "ByteLevel":
-                return True
-            pending.extend(node.get("decoders") or [])
-    return False
-
-
-def _token_bytes(tokenizer: Any, eos_ids: frozenset[int]) -> dict[bytes, list[int]]:
-    """The vocabulary for outlines_core: each ordinary token's raw bytes -> its ids.
-
-    Special tokens (eos, pad, chat markers) are left out, so a constraint can never admit them inside an
-    answer; eos is given to ``Vocabulary`` separately. Byte-level BPE pieces map character by character to
-    bytes; other tokenizers use the piece's text (SentencePiece's ``\u2581`` as a space, ``<0xNN>`` as that
-    byte). A piece whose text cannot be recovered (a replacement character) is left out.
-    """
-    special = set(getattr(tokenizer, "all_special_ids", ())) | set(eos_ids)
-    added: dict[int, str] = {}
-    for token_id, token in getattr(tokenizer, "added_tokens_decoder", {}).items():
-        if getattr(token, "special", False):
-            special.add(int(token_id))
-        else:
-            added[int(token_id)] = str(token.content)
-    byte_level = _is_byte_level(tokenizer)
-    byte_of = _unicode_to_byte()
-    out: dict[bytes, list[int]] = {}
-    for piece, token_id in tokenizer.get_vocab().items():
-        if token_id in special:
-            continue
-        data: bytes | None
-        if token_id in added:
-            data = added[token_id].encode()
-        elif byte_level and all(c in byte_of for c in piece):
-            data = bytes(byte_of[c] for c in piece)
-        else:
-            data = _piece_bytes(tokenizer, piece)
-        if data:
-            out.setdefault(data, []).append(int(token_id))
-    return out
-
-
-def _piece_bytes(tokenizer: Any, piece: str) -> bytes | None:
-    """The bytes of a non-byte-level piece (SentencePiece and similar), or None when unknown."""
-    match = _BYTE_PIECE.fullmatch(piece)
-    if match:
-        return bytes([int(match.group(1), 16)])
-    if _SENTENCEPIECE_SPACE in piece:
-        text = piece.replace(_SENTENCEPIECE_SPACE, " ")
-    else:
-        text = str(tokenizer.convert_tokens_to_string([piece]))
-    if "\ufffd" in text and "\ufffd" not in piece:
-        return None
-    return text.encode()
-
-
-# ------------------------------------------------------------------------- generate() plug-ins
-
-
-class _RegexMask:
-    """Logits processor: one outlines_core ``Guide`` per sequence; masks every token its guide forbids.
-
-    From the second step on, each sequence's last token advances its guide. A sequence that ended (an
-    eos token, or a token its guide does not accept: the padding generate writes after a stopping
-    criterion fired) is left unmasked; generate replaces its tokens with padding anyway.
-    """
-
-    def __init__(self, index: Any, batch: int, prompt_length: int, eos_ids: frozenset[int]) -> None:
-        from outlines_core import Guide
-
-        self._guides = [Guide(index) for _ in range(batch)]
-        self._done = [False] * batch
-        self._prompt_length = prompt_length
-        self._eos_ids = eos_ids
-        self._bitmask: torch.Tensor | None = None
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        import torch
-
-        batch, vocab = scores.shape
-        if input_ids.shape[1] > self._prompt_length:
-            for row, token in enumerate(input_ids[:, -1].tolist()):
-                if self._done[row]:
-                    continue
-                guide = self._guides[row]
-                if token in self._eos_ids or not guide.accepts_tokens([token]):
-                    self._done[row] = True
-                else:
-                    guide.advance(token_id=token, return_tokens=False)
-        words = (vocab + 31) // 32
-        if self._bitmask is None or self._bitmask.shape != (batch, words):
-            self._bitmask = torch.zeros((batch, words), dtype=torch.int32)
-        bitmask = self._bitmask
-        for row, guide in enumerate(self._guides):
-            if self._done[row]:
-                bitmask[row].fill_(-1)
-            else:
-                bitmask[row].zero_()
-                guide.write_mask_into(bitmask[row].data_ptr(), words, 4)
-        shifts = torch.arange(32, dtype=torch.int32)
-        allowed = ((bitmask.unsqueeze(-1) >> shifts) & 1).bool().view(batch, words * 32)[:, :vocab]
-        allowed = allowed.to(scores.device)
-        masked = scores.masked_fill(~allowed, -math.inf)
-        # An earlier processor may have pushed every allowed token to -inf: keep the allowed set then.
-        dead = torch.isneginf(masked).all(dim=-1)
-        if bool(dead.any()):
-            masked[dead] = torch.zeros_like(masked[dead]).masked_fill(~allowed[dead], -math.inf)
-        return masked
-
-
-class _Penalties:
-    """Logits processor: OpenAI-style frequency and presence penalties over the generated tokens."""
-
-    def __init__(self, frequency: float, presence: float, prompt_length: int) -> None:
-        self._frequency = frequency
-        self._presence = presence
-        self._prompt_length = prompt_length
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        import torch
-
-        generated = input_ids[:, self._prompt_length :]
-        if generated.shape[1] == 0:
-            return scores
-        counts = torch.zeros_like(scores)
-        counts.scatter_add_(
-            1, generated.clamp(max=scores.shape[1] - 1), torch.ones_like(generated, dtype=scores.dtype)
-        )
-        return scores - self._frequency * counts - self._presence * (counts > 0).to(scores.dtype)
-
-
-class _SeededSampler:
-    """Logits processor, last in line: temperature, top-k, top-p and min-p, then one draw per sequence
-    from that sequence's own seeded ``torch.Generator``. Returns one-hot logits (0 for the drawn token,
-    -inf elsewhere), so ``generate`` runs greedy and picks exactly the drawn token."""
-
-    def __init__(self, key: _GroupKey, seeds: Sequence[int], device: str) -> None:
-        import torch
-
-        self._key = key
-        self._generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        import torch
-
-        key = self._key
-        logits = scores.float() / key.temperature
-        if key.top_k is not None and key.top_k < logits.shape[-1]:
-            kth = torch.topk(logits, key.top_k, dim=-1).values[:, -1:]
-            logits = logits.masked_fill(logits < kth, -math.inf)
-        probs = torch.softmax(logits, dim=-1)
-        if key.top_p < 1.0:
-            ordered, order = torch.sort(probs, dim=-1, descending=True)
-            drop = (torch.cumsum(ordered, dim=-1) - ordered) > key.top_p
-            probs = torch.zeros_like(probs).scatter(1, order, ordered.masked_fill(drop, 0.0))
-        if key.min_p > 0.0:
-            floor = probs.max(dim=-1, keepdim=True).values * key.min_p
-            probs = probs.masked_fill(probs < floor, 0.0)
-        out = torch.full_like(scores, -math.inf)
-        for row, generator in enumerate(self._generators):
-            weights = probs[row]
-            if not bool(torch.isfinite(weights).all()) or float(weights.sum()) <= 0.0:
-                choice = int(torch.argmax(scores[row]).item())
-            else:
-                choice = int(torch.multinomial(weights, 1, generator=generator).item())
-            out[row, choice] = 0.0
-        return out
-
-
-class _StopStrings:
-    """Stopping criterion: a sequence stops once its recent text holds a stop string.
-
-    ``stopped_at[row]`` records how many tokens the sequence had generated then.
-    """
-
-    def __init__(self, stop: Sequence[str], tokenizer: Any, prompt_length: int, batch: int) -> None:
-        self._stop = tuple(stop)
-        self._tokenizer = tokenizer
-        self._prompt_length = prompt_length
-        # every token carries at least one byte: this many tokens hold the longest stop string
-        self._tail = max(len(s.encode()) for s in stop) + 4
-        self.stopped_at: list[int | None] = [None] * batch
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
-        import torch
-
-        generated: list[list[int]] = input_ids[:, self._prompt_length :].tolist()
-        for row, ids in enumerate(generated):
-            if self.stopped_at[row] is None:
-                tail = self._tokenizer.decode(ids[-self._tail :], skip_special_tokens=True)
-                if any(s in tail for s in self._stop):
-                    self.stopped_at[row] = len(ids)
-        return torch.tensor(
-            [s is not None for s in self.stopped_at], dtype=torch.bool, device=input_ids.device
-        )

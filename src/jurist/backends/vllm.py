@@ -1,35 +1,54 @@
 """The vLLM backend: every request of a chunk through one ``LLM.generate`` call on the offline engine.
 
-This is the only module that names vLLM's arguments (its structured-output API has been renamed before).
+This is the only module that names vLLM's arguments (its structured-output API has been renamed before):
+the engine arguments ``inference_config.engine_params`` may set (:class:`VLLMEngineParams`, validated here),
+the sampling parameters, and the structured-output parameters, for the local engine
+(:func:`structured_outputs`) and for ``vllm serve`` (:func:`server_fields`).
 
-* Prompts: each request's chat messages go through the model's chat template (a template that rejects
-  the ``system`` role gets the system text folded into the first user turn), then are tokenized once
+* Prompts: each request's chat messages go through the model's chat template, then are tokenized once
   here, so over-long prompts are found before the engine sees them: a prompt that leaves no room to
   answer is returned as ``too_long`` and never sent (vLLM would reject the whole call otherwise).
 * Order: requests arrive judge-major, so rows that share a judge's prefix (system instruction, rubric,
   few-shot turns) are adjacent; prefix caching is on by default, and results come back in request order.
-* Constraints: the neutral :class:`~jurist.backends.base.Constraint` regex is handed to vLLM's
-  structured outputs. The default structured-output backend is ``guidance``: measured here with vLLM
-  0.32 (CPU), it kept 100 % of answers well-formed on a random-weight model for JSON and XML shapes with
-  no compile step, where JSON-schema mode let guidance and xgrammar emit whitespace until ``max_tokens``
-  and xgrammar took about a second per step on a bounded string alternation. ``outlines`` also works.
-* On CPU the engine runs in this process (engine core and model worker), keeps no core in reserve and
-  uses 32-token KV-cache blocks, so prefix caching reuses shared prefixes at a finer grain.
+* Constraints: the default structured-output backend is ``guidance``: measured here with vLLM 0.32 (CPU),
+  it kept 100 % of answers well-formed on a random-weight model for JSON and XML regexes with no compile
+  step, where JSON-schema mode let guidance and xgrammar emit whitespace until ``max_tokens`` and xgrammar
+  took about a second per step on a bounded string alternation. ``outlines`` also works.
+* On CPU the engine runs in this process (engine core and model worker), keeps no core in reserve, uses
+  32-token KV-cache blocks (prefix caching then reuses shared prefixes at a finer grain), and gets an
+  explicit KV-cache size: a share of the memory node (``gpu_memory_utilization``, default 0.2). vLLM's own
+  CPU sizing subtracts the process's resident memory from that share, which leaves nothing in a process
+  that already holds a model or a dataset. The environment variables jurist sets for the engine's start
+  are restored once it has started.
 * ``max_tokens`` is clamped so prompt + answer fit the context; ``finish_reason`` "length" is reported as
   such (the engine maps it to ``truncated``), and an engine-side failure of one request to ``error``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from jurist.backends.base import Completion, GenerationRequest, LabelRequest, LabelScores, Message
-from jurist.config import InferenceConfig
-from jurist.errors import BackendError
+from pydantic import Field, ValidationError
+
+from jurist.backends.base import (
+    Completion,
+    Constraint,
+    ConstraintKind,
+    GenerationRequest,
+    LabelRequest,
+    LabelScores,
+    Message,
+)
+from jurist.backends.chat import ChatRenderer, clean_text, common_prefix
+from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.config.inference import InferenceConfig
+from jurist.config.types import StrictModel
+from jurist.errors import BackendError, ConfigError
 
 logger = logging.getLogger("jurist")
 
@@ -41,6 +60,90 @@ GPU_MEMORY_SHARE = 0.9
 # share little of it. 32 is the smallest block the CPU attention kernel takes; measured with SmolLM2 on
 # LLMBar rows it made LOGPROBS scoring 1.28x faster and left decoding unchanged (see the README).
 CPU_BLOCK_SIZE = 32
+# Set while a CPU engine starts (unless already set): no core kept back from the model, and the engine core
+# in this process so that the front end and the scheduler do not take cores from the worker mid-step.
+CPU_ENVIRONMENT = {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
+
+
+class VLLMEngineParams(StrictModel):
+    """``inference_config.engine_params`` for engine VLLM: the vLLM engine arguments jurist sets or passes."""
+
+    gpu_memory_utilization: float | None = Field(
+        default=None,
+        gt=0.0,
+        le=1.0,
+        description="Share of GPU memory vLLM reserves (default 0.9); on CPU, the share of the memory node "
+        "given to the KV cache (default 0.2).",
+    )
+    kv_cache_memory_bytes: int | None = Field(default=None, ge=1, description="An explicit KV-cache size.")
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    enable_prefix_caching: bool = True
+    enforce_eager: bool | None = Field(default=None, description="Default: on CPU, off on GPU.")
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    block_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens per KV-cache block, the granularity of prefix caching (default: 32 on CPU, "
+        "vLLM's own choice on GPU).",
+    )
+    structured_outputs_backend: str | None = Field(
+        default=None,
+        description="vLLM structured-output backend: guidance (default), outlines, xgrammar, auto.",
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Other vLLM engine arguments, passed as is."
+    )
+
+
+def engine_params(values: Mapping[str, Any]) -> VLLMEngineParams:
+    """Validate ``engine_params`` for engine VLLM (a :class:`ConfigError` names the key and allowed ones)."""
+    try:
+        return VLLMEngineParams.model_validate(dict(values))
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                problems.append(
+                    f"{key}: unknown key; allowed keys: {', '.join(VLLMEngineParams.model_fields)}"
+                )
+            else:
+                problems.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError("; ".join(problems), field="inference_config.engine_params") from None
+
+
+def structured_outputs(constraint: Constraint | None) -> Any:
+    """The ``StructuredOutputsParams`` of a constraint (None for none)."""
+    if constraint is None:
+        return None
+    from vllm.sampling_params import StructuredOutputsParams
+
+    if constraint.regex is not None:
+        return StructuredOutputsParams(regex=constraint.regex)
+    if constraint.choices is not None:
+        return StructuredOutputsParams(choice=list(constraint.choices))
+    return StructuredOutputsParams(json=dict(constraint.json_schema or {}))
+
+
+def server_fields(request: GenerationRequest) -> dict[str, Any]:
+    """The fields of an OpenAI-style request body that only ``vllm serve`` reads: the constraint and the
+    sampling parameters OpenAI's API lacks."""
+    body: dict[str, Any] = {}
+    constraint = request.constraint
+    if constraint is not None:
+        if constraint.regex is not None:
+            body["structured_outputs"] = {"regex": constraint.regex}
+        elif constraint.choices is not None:
+            body["structured_outputs"] = {"choice": list(constraint.choices)}
+        else:
+            body["structured_outputs"] = {"json": dict(constraint.json_schema or {})}
+    if request.top_k is not None:
+        body["top_k"] = request.top_k
+    if request.min_p:
+        body["min_p"] = request.min_p
+    return body
 
 
 def _on_cpu() -> bool:
@@ -49,25 +152,48 @@ def _on_cpu() -> bool:
     return bool(current_platform.is_cpu())
 
 
-def clean_text(text: str) -> str:
-    """Text safe for Arrow and JSON: lone surrogates (from split multi-byte tokens) become U+FFFD."""
+@contextlib.contextmanager
+def _environment(defaults: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables that are unset, and restore the environment afterwards."""
+    added = [key for key in defaults if key not in os.environ]
+    for key in added:
+        os.environ[key] = defaults[key]
     try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
+
+def _cpu_kv_cache_bytes(share: float) -> int:
+    """The KV-cache size on CPU: ``share`` of the memory node the engine runs on, at most 80 % of what is
+    available there now."""
+    try:
+        from vllm.utils.cpu_resource_utils import get_allowed_cpu_list, get_memory_node_info
+
+        node = get_memory_node_info(get_allowed_cpu_list()[0].numa_node)
+        total, available = int(node.total_memory), int(node.available_memory)
+    except Exception:  # another vLLM layout: the whole machine's memory
+        import psutil
+
+        memory = psutil.virtual_memory()
+        total, available = int(memory.total), int(memory.available)
+    return max(1 << 28, min(int(total * share), int(available * 0.8)))
 
 
 class VLLMBackend:
     """One vLLM offline engine for one model. Build it once and reuse it across judges and runs.
 
     ``config`` supplies the model (``model.model_name``; None means the embedded SmolLM2 default), its
-    context length (``model.model_max_length``), dtype, and ``engine_params`` (memory share, tensor
-    parallelism, prefix caching and its block size, eager mode, structured-output backend, extra ``LLM``
-    arguments).
+    context length (``model.model_max_length``), dtype, and ``engine_params`` (:class:`VLLMEngineParams`).
+    Raises :class:`~jurist.errors.ConfigError` for bad ``engine_params`` and
+    :class:`~jurist.errors.BackendError` when vLLM is missing or cannot load the model.
     """
 
+    constraint_kinds = CONSTRAINT_KINDS
+
     def __init__(self, config: InferenceConfig) -> None:
+        ep = engine_params(config.engine_params)
         try:
             import vllm  # noqa: F401
         except ImportError as exc:
@@ -76,21 +202,12 @@ class VLLMBackend:
                 "or use engine NATIVE (transformers)"
             ) from exc
         on_cpu = _on_cpu()
-        if on_cpu:
-            # vLLM's CPU worker keeps a core for its scheduler by default; on small boxes that costs ~20 %.
-            os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-            # One process on CPU: the engine core in this process (below: the model worker too), so the
-            # front end and the scheduler do not take cores from the worker's OpenMP threads mid-step.
-            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         model = config.model.model_name
         if model is None:
-            from jurist.default_model import DEFAULT_MODEL_LABEL, default_model_path
-
             model = str(default_model_path())
             self._model_id = DEFAULT_MODEL_LABEL
         else:
             self._model_id = model
-        ep = config.engine_params
         self.structured_backend = ep.structured_outputs_backend or DEFAULT_STRUCTURED_BACKEND
         kwargs: dict[str, Any] = {
             "model": model,
@@ -100,22 +217,24 @@ class VLLMBackend:
             "dtype": config.model.torch_dtype_str or "auto",
             "max_model_len": config.model.model_max_length,
             "enable_prefix_caching": ep.enable_prefix_caching,
-            "gpu_memory_utilization": ep.gpu_memory_utilization
-            or (CPU_MEMORY_SHARE if on_cpu else GPU_MEMORY_SHARE),
             "tensor_parallel_size": ep.tensor_parallel_size,
-            "distributed_executor_backend": "uni" if on_cpu and ep.tensor_parallel_size == 1 else None,
             "enforce_eager": ep.enforce_eager if ep.enforce_eager is not None else on_cpu,
             "structured_outputs_config": {"backend": self.structured_backend},
+            "max_num_seqs": ep.max_num_seqs,
+            "max_num_batched_tokens": ep.max_num_batched_tokens,
+            "block_size": ep.block_size or (CPU_BLOCK_SIZE if on_cpu else None),
             "disable_log_stats": False,
             "seed": 0,
         }
-        if ep.max_num_seqs is not None:
-            kwargs["max_num_seqs"] = ep.max_num_seqs
-        if ep.max_num_batched_tokens is not None:
-            kwargs["max_num_batched_tokens"] = ep.max_num_batched_tokens
-        block_size = ep.block_size or (CPU_BLOCK_SIZE if on_cpu else None)
-        if block_size is not None:
-            kwargs["block_size"] = block_size
+        if on_cpu:
+            kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes or _cpu_kv_cache_bytes(
+                ep.gpu_memory_utilization or CPU_MEMORY_SHARE
+            )
+            if ep.tensor_parallel_size == 1:
+                kwargs["distributed_executor_backend"] = "uni"
+        else:
+            kwargs["gpu_memory_utilization"] = ep.gpu_memory_utilization or GPU_MEMORY_SHARE
+            kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes
         kwargs.update(config.model.model_kwargs)
         kwargs.update(ep.extra)
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
@@ -123,12 +242,13 @@ class VLLMBackend:
 
         logger.info("starting vLLM on %s (%s)", model, "cpu" if on_cpu else "gpu")
         try:
-            self._llm = LLM(**kwargs)
+            with _environment(CPU_ENVIRONMENT if on_cpu else {}):
+                self._llm = LLM(**kwargs)
         except Exception as exc:
             raise BackendError(f"vLLM could not load {model!r}: {type(exc).__name__}: {exc}") from exc
         self._tokenizer: Any = self._llm.get_tokenizer()
+        self._chat = ChatRenderer(self._tokenizer)
         self.max_model_len = int(self._llm.llm_engine.vllm_config.model_config.max_model_len)
-        self._fold_system = False
 
     @property
     def model_id(self) -> str:
@@ -140,37 +260,26 @@ class VLLMBackend:
         return self._llm
 
     # ------------------------------------------------------------------------------------ prompts
-    def _chat_text(self, messages: Sequence[Message]) -> str:
-        dicts = [m.as_dict() for m in messages]
-        if self._fold_system:
-            dicts = _fold_system(dicts)
-        try:
-            text = self._tokenizer.apply_chat_template(dicts, add_generation_prompt=True, tokenize=False)
-        except Exception:
-            if self._fold_system or not dicts or dicts[0]["role"] != "system":
-                raise
-            self._fold_system = True  # e.g. Gemma's template: "System role not supported"
-            text = self._tokenizer.apply_chat_template(
-                _fold_system(dicts), add_generation_prompt=True, tokenize=False
-            )
-        return str(text)
+    def chat_text(self, messages: Sequence[Message]) -> str:
+        """The prompt text of chat messages, as the engine sees it (the model's chat template applied)."""
+        return self._chat.text(messages)
 
-    def tokenize(self, requests: Sequence[GenerationRequest]) -> list[list[int]]:
+    def tokenize(self, requests: Sequence[GenerationRequest | LabelRequest]) -> list[list[int]]:
         """Token ids of each request's chat prompt, as the engine will see them."""
-        texts = [self._chat_text(r.messages) for r in requests]
+        texts = [self.chat_text(r.messages) for r in requests]
         encoded = self._tokenizer(texts, add_special_tokens=False)["input_ids"]
         return [list(ids) for ids in encoded]
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self._tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _too_long(self, tokens: int) -> str:
+        return f"prompt has {tokens} tokens; {self._model_id} allows {self.max_model_len}"
 
     def sampling_params(self, request: GenerationRequest, prompt_len: int) -> Any:
         """The ``SamplingParams`` of one request (max_tokens clamped to the room left in the context)."""
         from vllm import SamplingParams
-        from vllm.sampling_params import StructuredOutputsParams
 
-        structured = None
-        if request.constraint is not None and request.constraint.regex is not None:
-            structured = StructuredOutputsParams(regex=request.constraint.regex)
-        elif request.constraint is not None and request.constraint.choices is not None:
-            structured = StructuredOutputsParams(choice=list(request.constraint.choices))
         kwargs: dict[str, Any] = {
             "max_tokens": max(1, min(request.max_tokens, self.max_model_len - prompt_len)),
             "min_tokens": request.min_tokens,
@@ -181,7 +290,7 @@ class VLLMBackend:
             "frequency_penalty": request.frequency_penalty,
             "presence_penalty": request.presence_penalty,
             "stop": list(request.stop) or None,
-            "structured_outputs": structured,
+            "structured_outputs": structured_outputs(request.constraint),
             "logprobs": request.logprobs,
         }
         if request.top_k is not None:
@@ -202,10 +311,7 @@ class VLLMBackend:
         for index, (request, ids) in enumerate(zip(requests, self.tokenize(requests), strict=True)):
             if len(ids) >= self.max_model_len:
                 results[index] = Completion(
-                    "",
-                    "too_long",
-                    prompt_tokens=len(ids),
-                    error=f"prompt has {len(ids)} tokens; {self._model_id} allows {self.max_model_len}",
+                    "", "too_long", prompt_tokens=len(ids), error=self._too_long(len(ids))
                 )
                 continue
             prompts.append(TokensPrompt(prompt_token_ids=ids))
@@ -217,7 +323,8 @@ class VLLMBackend:
                 results[index] = self._completion(output, requests[index])
         return [r for r in results if r is not None]
 
-    def _completion(self, output: Any, request: GenerationRequest) -> Completion:
+    @staticmethod
+    def _completion(output: Any, request: GenerationRequest) -> Completion:
         choice = output.outputs[0]
         reason = choice.finish_reason
         finish = "length" if reason == "length" else "stop" if reason in ("stop", None) else "error"
@@ -261,18 +368,15 @@ class VLLMBackend:
         prompts: dict[int, list[int]] = {}
         continuations: dict[int, dict[str, list[int]]] = {}
         for index, request in enumerate(requests):
-            base = self._chat_text(request.messages) + request.answer_prefix
+            base = self.chat_text(request.messages) + request.answer_prefix
             suffix = request.answer_suffix if request.with_suffix else ""
             full = {label: self._encode(base + label + suffix) for label in request.labels}
-            shared = _common_prefix(list(full.values()))
+            shared = common_prefix(list(full.values()))
             if any(len(ids) == shared for ids in full.values()):
                 shared -= 1  # every label keeps at least one token of its own
             if shared >= self.max_model_len:
                 results[index] = LabelScores(
-                    None,
-                    "too_long",
-                    prompt_tokens=shared,
-                    error=f"prompt has {shared} tokens; {self._model_id} allows {self.max_model_len}",
+                    None, "too_long", prompt_tokens=shared, error=self._too_long(shared)
                 )
                 continue
             first = next(iter(full.values()))
@@ -307,9 +411,6 @@ class VLLMBackend:
             results[index] = LabelScores(label_scores, "stop", prompt_tokens=len(prompts[index]))
         return [r for r in results if r is not None]
 
-    def _encode(self, text: str) -> list[int]:
-        return list(self._tokenizer(text, add_special_tokens=False)["input_ids"])
-
     # ------------------------------------------------------------------------------------ metrics
     def prefix_cache_stats(self) -> dict[str, float]:
         """Prefix-cache queries and hits (in tokens) since the engine started."""
@@ -343,27 +444,3 @@ class VLLMBackend:
                 torch.cuda.empty_cache()
         except ImportError:
             pass
-
-
-def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Merge a leading system message into the first user message (for templates without a system role)."""
-    if not messages or messages[0]["role"] != "system":
-        return messages
-    system, rest = messages[0]["content"], [dict(m) for m in messages[1:]]
-    for message in rest:
-        if message["role"] == "user":
-            message["content"] = f"{system}\n\n{message['content']}"
-            return rest
-    return [{"role": "user", "content": system}, *rest]
-
-
-def _common_prefix(sequences: list[list[int]]) -> int:
-    """Length of the longest common prefix of token sequences."""
-    if not sequences:
-        return 0
-    shortest = min(len(s) for s in sequences)
-    for position in range(shortest):
-        token = sequences[0][position]
-        if any(s[position] != token for s in sequences[1:]):
-            return position
-    return shortest

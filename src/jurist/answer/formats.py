@@ -1,0 +1,423 @@
+"""Response formats: one object per format owns everything that format means.
+
+Each :class:`AnswerFormat` (JSON, XML, RAW) knows, for an ordered tuple of
+:class:`~jurist.answer.fields.OutputField`:
+
+* ``regex``: a compact regular expression for exactly one well-formed answer, with fixed separators (no
+  optional whitespace) and length-capped strings; what guided decoding enforces (None for RAW, which has
+  nothing to delimit). Because every string is capped, every answer that follows it ends within
+  ``max_answer_bytes`` bytes, hence within as many tokens;
+* ``instructions``: the text that tells the model the exact shape to write;
+* ``render_answer``: a well-formed answer for given values (few-shot examples, LOGPROBS parsing);
+* ``extract``: the raw value of every field from an answer (typed later by
+  :func:`~jurist.answer.values.convert_value`);
+* ``label_context`` / ``value_offset``: where a label field's value sits in an answer, for reading label
+  probabilities (the LOGPROBS prefix, and the token of a generated answer where a value begins).
+
+This is the one place where response formats are told apart; :func:`answer_format` maps a
+:class:`~jurist.config.types.ResponseFormat` to its object.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from jurist.answer.fields import OutputField
+from jurist.answer.values import (
+    FLOAT_MAX_BYTES,
+    FLOAT_RE,
+    INT_MAX_BYTES,
+    INT_RE,
+    FieldError,
+    float_text,
+    is_number,
+    label_text,
+    placeholder_value,
+)
+from jurist.config.types import JudgmentType, ResponseFormat
+
+_JSON_CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/nt])'  # any character but quote, backslash, controls; or an escape
+_XML_CHAR = r"[^<\x00-\x08\x0b\x0c\x0e-\x1f]"
+_UTF8_MAX = 4  # bytes per character, worst case
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+Fields = Sequence[OutputField]
+
+
+@dataclass(frozen=True)
+class LabelContext:
+    """How a label sits in an answer: the fixed text before it, after it, and each label's text."""
+
+    prefix: str
+    suffix: str
+    texts: Mapping[str, str]
+
+    @property
+    def needs_suffix(self) -> bool:
+        """True when some label's text is a prefix of another's (the suffix then tells them apart)."""
+        values = list(self.texts.values())
+        return any(a != b and b.startswith(a) for a in values for b in values)
+
+
+def _re_literal(text: str) -> str:
+    return re.escape(text).replace("\\ ", " ")
+
+
+def _alternation(options: Sequence[str]) -> str:
+    # longest first, so that no backend's leftmost-alternative matching cuts a label short
+    ordered = sorted(options, key=len, reverse=True)
+    return "(?:" + "|".join(_re_literal(o) for o in ordered) + ")"
+
+
+def xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class AnswerFormat(ABC):
+    """What one response format means. Stateless: one shared instance per format."""
+
+    kind: ClassVar[ResponseFormat]
+    delimits_fields: ClassVar[bool] = True
+    """Whether an answer can hold one value per field (JSON, XML); RAW holds one judgment and its reason."""
+    schema_is_answer: ClassVar[bool] = False
+    """Whether the answer is the JSON object the fields' JSON schema describes (JSON only)."""
+
+    # ---------------------------------------------------------------------------------- grammar
+    @abstractmethod
+    def regex(self, fields: Fields) -> str | None:
+        """The full-match regex of one answer; None when the format cannot be constrained."""
+
+    @abstractmethod
+    def max_answer_bytes(self, fields: Fields) -> int:
+        """The longest answer the format admits for these fields, in UTF-8 bytes."""
+
+    @property
+    def constrained(self) -> bool:
+        """Whether guided decoding can enforce the format (it has a regex)."""
+        return True
+
+    # ----------------------------------------------------------------------------- instructions
+    @abstractmethod
+    def instructions(self, fields: Fields) -> str:
+        """Tells the model the exact shape of its answer."""
+
+    @abstractmethod
+    def render_answer(self, fields: Fields, values: Mapping[str, Any]) -> str:
+        """A well-formed answer holding ``values`` (each in the field's type or as its label)."""
+
+    def shown_label(self, f: OutputField, label: str) -> str:
+        """How a label is shown to the model in the instructions."""
+        return label
+
+    def describe(self, f: OutputField, named: bool = True) -> str:
+        """What a field's value must be, in words (``named``: start with the field's description)."""
+        if f.kind == "explanation":
+            return f"{f.description}, in at most {f.max_chars} characters"
+        prefix = f"{f.description}; " if named else ""
+        if f.labels is not None:
+            return f"{prefix}one of {', '.join(self.shown_label(f, label) for label in f.labels)}"
+        if f.judgment_type is JudgmentType.INT:
+            return f"{prefix}an integer"
+        if f.judgment_type is JudgmentType.FLOAT:
+            return f"{prefix}a number"
+        return f"{prefix}text, at most {f.max_chars} characters"
+
+    # ---------------------------------------------------------------------------------- reading
+    @abstractmethod
+    def extract(self, text: str, fields: Fields) -> dict[str, Any]:
+        """The raw value of every field in an answer; :class:`FieldError` when one is absent."""
+
+    @abstractmethod
+    def label_context(self, fields: Fields, f: OutputField) -> LabelContext:
+        """The answer's text before and after label field ``f`` when it is the first value to write."""
+
+    def value_offset(self, fields: Fields, f: OutputField, raw: str) -> int | None:
+        """Where field ``f``'s value begins in a well-formed answer (None when it cannot be found)."""
+        return None
+
+
+class _Delimited(AnswerFormat):
+    """JSON and XML: one delimited value per field, in order."""
+
+    header: ClassVar[str]
+    example_separator: ClassVar[str]
+
+    def key(self, f: OutputField) -> str:
+        raise NotImplementedError
+
+    def instructions(self, fields: Fields) -> str:
+        lines = [self.header]
+        lines += [f"- {self.key(f)}: {self.describe(f)}" for f in fields]
+        example = self.render_answer(fields, {f.name: placeholder_value(f) for f in fields})
+        lines.append(f"Example:{self.example_separator}{example}")
+        return "\n".join(lines)
+
+
+class JsonFormat(_Delimited):
+    """A JSON object with exactly the fields, in order: ``{"explanation": "...", "judgment": "Yes"}``."""
+
+    kind = ResponseFormat.JSON
+    schema_is_answer = True
+    header = "Respond with only a JSON object with exactly these keys, in this order:"
+    example_separator = " "
+
+    def key(self, f: OutputField) -> str:
+        return f'"{f.name}"'
+
+    def shown_label(self, f: OutputField, label: str) -> str:
+        return label if f.judgment_type is JudgmentType.INT else f'"{label}"'
+
+    @staticmethod
+    def _quoted(f: OutputField) -> bool:
+        """Whether the field's labels are JSON strings (every label type but INT)."""
+        return f.judgment_type is not JudgmentType.INT
+
+    def _value_regex(self, f: OutputField) -> str:
+        if f.labels is not None:
+            texts = [
+                json.dumps(label, ensure_ascii=False) if self._quoted(f) else label for label in f.labels
+            ]
+            return _alternation(texts)
+        if f.judgment_type is JudgmentType.INT:
+            return INT_RE
+        if f.judgment_type is JudgmentType.FLOAT:
+            return FLOAT_RE
+        return f'"{_JSON_CHAR}{{0,{f.max_chars}}}"'
+
+    def _value_max_bytes(self, f: OutputField) -> int:
+        if f.labels is not None:
+            quoted = self._quoted(f)
+            texts = [json.dumps(label, ensure_ascii=False) if quoted else label for label in f.labels]
+            return max(len(text.encode()) for text in texts)
+        if f.judgment_type is JudgmentType.INT:
+            return INT_MAX_BYTES
+        if f.judgment_type is JudgmentType.FLOAT:
+            return FLOAT_MAX_BYTES
+        return f.max_chars * _UTF8_MAX + 2
+
+    def regex(self, fields: Fields) -> str:
+        parts = [f"{_re_literal(json.dumps(f.name))}: {self._value_regex(f)}" for f in fields]
+        return r"\{" + ", ".join(parts) + r"\}"
+
+    def max_answer_bytes(self, fields: Fields) -> int:
+        total = sum(len(json.dumps(f.name)) + 2 + self._value_max_bytes(f) for f in fields)
+        return total + 2 + 2 * (len(fields) - 1)
+
+    def render_answer(self, fields: Fields, values: Mapping[str, Any]) -> str:
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(f.name)}: {self._value_text(f, values.get(f.name))}" for f in fields)
+            + "}"
+        )
+
+    @staticmethod
+    def _value_text(f: OutputField, value: Any) -> str:
+        text = label_text(f, value)
+        if is_number(f):
+            try:
+                number = float(text)
+            except ValueError:
+                return json.dumps(text, ensure_ascii=False)
+            if f.judgment_type is JudgmentType.INT and number.is_integer():
+                return str(int(number))
+            return float_text(number)
+        return json.dumps(text, ensure_ascii=False)
+
+    def extract(self, text: str, fields: Fields) -> dict[str, Any]:
+        obj: Any = None
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError:
+            decoder = json.JSONDecoder()
+            for match in re.finditer(r"\{", text):
+                try:
+                    obj, _ = decoder.raw_decode(text, match.start())
+                    break
+                except json.JSONDecodeError:
+                    continue
+        if not isinstance(obj, dict):
+            raise FieldError("no JSON object in the response")
+        missing = [f.name for f in fields if f.name not in obj]
+        if missing:
+            raise FieldError(f"JSON answer lacks field {', '.join(missing)}")
+        return obj
+
+    def label_context(self, fields: Fields, f: OutputField) -> LabelContext:
+        assert f.labels is not None
+        quoted = self._quoted(f)
+        prefix = "{" + json.dumps(f.name) + ": " + ('"' if quoted else "")
+        suffix = '"' if quoted else ("}" if f is fields[-1] else ",")
+        texts = {
+            label: json.dumps(label, ensure_ascii=False)[1:-1] if quoted else label for label in f.labels
+        }
+        return LabelContext(prefix, suffix, texts)
+
+    def value_offset(self, fields: Fields, f: OutputField, raw: str) -> int | None:
+        # the key with its quotes cannot occur inside another field's string: quotes there are escaped
+        key = json.dumps(f.name) + ": "
+        at = raw.find(key)
+        if at < 0:
+            return None
+        return at + len(key) + (1 if self._quoted(f) else 0)
+
+
+class XmlFormat(_Delimited):
+    """One tag per field, in order, one per line (``<judgment>Yes</judgment>``)."""
+
+    kind = ResponseFormat.XML
+    header = "Respond with only these XML tags, in this order, one per line:"
+    example_separator = "\n"
+
+    def key(self, f: OutputField) -> str:
+        return f"<{f.name}>"
+
+    def _value_regex(self, f: OutputField) -> str:
+        if f.labels is not None:
+            return _alternation([xml_escape(label) for label in f.labels])
+        if f.judgment_type is JudgmentType.INT:
+            return INT_RE
+        if f.judgment_type is JudgmentType.FLOAT:
+            return FLOAT_RE
+        return f"{_XML_CHAR}{{0,{f.max_chars}}}"
+
+    def _value_max_bytes(self, f: OutputField) -> int:
+        if f.labels is not None:
+            return max(len(xml_escape(label).encode()) for label in f.labels)
+        if f.judgment_type is JudgmentType.INT:
+            return INT_MAX_BYTES
+        if f.judgment_type is JudgmentType.FLOAT:
+            return FLOAT_MAX_BYTES
+        return f.max_chars * _UTF8_MAX
+
+    def regex(self, fields: Fields) -> str:
+        return r"\n".join(f"<{f.name}>{self._value_regex(f)}</{f.name}>" for f in fields)
+
+    def max_answer_bytes(self, fields: Fields) -> int:
+        total = sum(2 * len(f.name) + 5 + self._value_max_bytes(f) for f in fields)
+        return total + len(fields) - 1
+
+    def render_answer(self, fields: Fields, values: Mapping[str, Any]) -> str:
+        return "\n".join(
+            f"<{f.name}>{xml_escape(label_text(f, values.get(f.name)))}</{f.name}>" for f in fields
+        )
+
+    def extract(self, text: str, fields: Fields) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields:
+            match = re.search(rf"<{re.escape(f.name)}>(.*?)</{re.escape(f.name)}>", text, re.DOTALL)
+            if match is None:
+                raise FieldError(f"XML answer lacks <{f.name}>")
+            out[f.name] = html.unescape(match.group(1)).strip()
+        return out
+
+    def label_context(self, fields: Fields, f: OutputField) -> LabelContext:
+        assert f.labels is not None
+        return LabelContext(f"<{f.name}>", f"</{f.name}>", {label: xml_escape(label) for label in f.labels})
+
+    def value_offset(self, fields: Fields, f: OutputField, raw: str) -> int | None:
+        # no text holds "<": the first occurrence of the tag is the field's own
+        tag = f"<{f.name}>"
+        at = raw.find(tag)
+        return None if at < 0 else at + len(tag)
+
+
+class RawFormat(AnswerFormat):
+    """Free text: the judgment is the last label (or number) the answer names; the explanation is the rest.
+
+    Holds one judgment (and its explanation), so it cannot serve a rubric; it has no grammar, so guided
+    decoding does not apply.
+    """
+
+    kind = ResponseFormat.RAW
+    delimits_fields = False
+
+    @property
+    def constrained(self) -> bool:
+        return False
+
+    def regex(self, fields: Fields) -> None:
+        return None
+
+    def max_answer_bytes(self, fields: Fields) -> int:
+        total = 0
+        for f in fields:
+            if f.labels is not None:
+                total += max(len(label.encode()) for label in f.labels)
+            elif f.judgment_type is JudgmentType.INT and f.is_judgment:
+                total += INT_MAX_BYTES
+            elif f.judgment_type is JudgmentType.FLOAT and f.is_judgment:
+                total += FLOAT_MAX_BYTES
+            else:
+                total += f.max_chars * _UTF8_MAX
+        return total + 16 * len(fields)
+
+    def instructions(self, fields: Fields) -> str:
+        judgment = _judgment(fields)
+        wanted = self.describe(judgment, named=judgment.criterion != "judgment")
+        if any(not f.is_judgment for f in fields):
+            return (
+                "First explain your judgment briefly. Then, on the last line, write only your "
+                f"judgment: {wanted}"
+            )
+        return f"Respond with only your judgment: {wanted}"
+
+    def render_answer(self, fields: Fields, values: Mapping[str, Any]) -> str:
+        judgment = _judgment(fields)
+        text = label_text(judgment, values.get(judgment.name))
+        explanations = [values.get(f.name) for f in fields if not f.is_judgment]
+        if explanations and explanations[0]:
+            return f"{explanations[0]}\n{text}"
+        return text
+
+    def extract(self, text: str, fields: Fields) -> dict[str, Any]:
+        judgment = _judgment(fields)
+        value: str | None = None
+        cut = len(text)
+        if judgment.judgment_type is JudgmentType.TEXT:
+            value, cut = text, 0
+        elif judgment.labels is not None and judgment.judgment_type is not JudgmentType.INT:
+            candidates = list(judgment.labels)
+            if judgment.judgment_type is JudgmentType.BOOL:
+                candidates += ["True", "False"]
+            best = -1
+            for label in sorted(candidates, key=len, reverse=True):
+                pattern = rf"(?<![A-Za-z0-9_]){re.escape(label)}(?![A-Za-z0-9_])"
+                for match in re.finditer(pattern, text, re.IGNORECASE):
+                    if match.start() > best:
+                        best, value, cut = match.start(), match.group(0), match.start()
+        else:
+            numbers = list(_NUMBER.finditer(text))
+            if numbers:
+                value, cut = numbers[-1].group(0), numbers[-1].start()
+        if value is None:
+            raise FieldError(f"no {judgment.judgment_type.value} judgment found in the response")
+        out: dict[str, Any] = {judgment.name: value}
+        for f in fields:
+            if not f.is_judgment:
+                out[f.name] = text[:cut].strip()
+        return out
+
+    def label_context(self, fields: Fields, f: OutputField) -> LabelContext:
+        assert f.labels is not None
+        return LabelContext("", "", {label: label for label in f.labels})
+
+
+def _judgment(fields: Fields) -> OutputField:
+    return next(f for f in fields if f.is_judgment)
+
+
+_FORMATS: Mapping[ResponseFormat, AnswerFormat] = MappingProxyType(
+    {fmt.kind: fmt for fmt in (JsonFormat(), XmlFormat(), RawFormat())}
+)
+
+
+def answer_format(kind: ResponseFormat) -> AnswerFormat:
+    """The object that owns a response format."""
+    return _FORMATS[kind]

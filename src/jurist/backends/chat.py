@@ -1,0 +1,70 @@
+"""Chat prompts for local engines: a tokenizer's chat template over jurist's messages, and token helpers.
+
+:class:`ChatRenderer` applies a Hugging Face tokenizer's chat template with a generation prompt. A template
+that rejects the ``system`` role (Gemma's, for one) gets the system text folded into the first user turn;
+the renderer notices this once and folds from then on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from jurist.backends.base import Message
+
+
+class ChatRenderer:
+    """Renders chat messages to prompt text with a tokenizer's chat template."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+        self._fold_system = False
+
+    def text(self, messages: Sequence[Message]) -> str:
+        """The prompt text of ``messages``, ending with the assistant turn's opening."""
+        dicts = [m.as_dict() for m in messages]
+        if self._fold_system:
+            dicts = fold_system(dicts)
+        try:
+            text = self._tokenizer.apply_chat_template(dicts, add_generation_prompt=True, tokenize=False)
+        except Exception:
+            if self._fold_system or not dicts or dicts[0]["role"] != "system":
+                raise
+            self._fold_system = True  # e.g. Gemma's template: "System role not supported"
+            text = self._tokenizer.apply_chat_template(
+                fold_system(dicts), add_generation_prompt=True, tokenize=False
+            )
+        return str(text)
+
+
+def fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Merge a leading system message into the first user message (for templates without a system role)."""
+    if not messages or messages[0]["role"] != "system":
+        return messages
+    system, rest = messages[0]["content"], [dict(m) for m in messages[1:]]
+    for message in rest:
+        if message["role"] == "user":
+            message["content"] = f"{system}\n\n{message['content']}"
+            return rest
+    return [{"role": "user", "content": system}, *rest]
+
+
+def clean_text(text: str) -> str:
+    """Text safe for Arrow and JSON: lone surrogates (from split multi-byte tokens) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def common_prefix(sequences: Sequence[Sequence[int]]) -> int:
+    """Length of the longest common prefix of token sequences."""
+    if not sequences:
+        return 0
+    shortest = min(len(s) for s in sequences)
+    for position in range(shortest):
+        token = sequences[0][position]
+        if any(s[position] != token for s in sequences[1:]):
+            return position
+    return shortest

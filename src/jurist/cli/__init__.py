@@ -1,0 +1,40 @@
+"""The ``jurist`` command line.
+
+    jurist judge dataset --config generic/truthfulness --input rows.jsonl --output out.parquet \\
+        [--judge_params.response_format XML ...]
+    jurist validate CONFIG          load a config and explain it
+    jurist render --config C --input F --limit N    print what the model would be sent
+    jurist list                     the built-in judges
+    jurist agree RESULTS ...        judges against human labels
+    jurist calibrate RESULTS ...    fit a calibration map
+
+Dotted options after the named ones override config keys, as in ``oumi judge dataset``. The commands
+live in :mod:`.judging` and :mod:`.analysis`; they are registered here, explicitly.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from jurist.cli import analysis, judging
+from jurist.cli.common import EXTRA
+
+app = typer.Typer(
+    name="jurist",
+    help="Score datasets with local judge models (Oumi-style judge configs, guided decoding, Arrow output).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+judge_app = typer.Typer(help="Judge a dataset.", no_args_is_help=True)
+app.add_typer(judge_app, name="judge")
+judge_app.command("dataset", context_settings=EXTRA)(judging.judge_dataset)
+app.command("validate", context_settings=EXTRA)(judging.validate)
+app.command("render", context_settings=EXTRA)(judging.render)
+app.command("list")(judging.list_judges)
+app.command("agree")(analysis.agree)
+app.command("calibrate")(analysis.calibrate)
+
+
+def main() -> None:
+    app()

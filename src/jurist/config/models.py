@@ -1,0 +1,323 @@
+"""Judge configs as pydantic models compatible with Oumi's judge YAML.
+
+A config has three sections, as in Oumi:
+
+* ``judge_params`` (:class:`JudgeParams`): prompt template, system instruction, response format, judgment
+  type and scores, explanation, few-shot examples, guided decoding.
+* ``rubric_judge_params`` (:class:`RubricJudgeParams`, optional): several criteria judged in one call, and
+  how their scores aggregate. Its presence makes the judge a rubric judge.
+* ``inference_config`` (:class:`~jurist.config.inference.InferenceConfig`): the judge model, the engine
+  that runs it and the generation parameters.
+
+jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``name`` and
+``description``. Every model rejects unknown keys; cross-section rules are checked when a config is built.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, PrivateAttr, field_validator, model_validator
+
+from jurist.answer.formats import answer_format
+from jurist.config.inference import InferenceConfig
+from jurist.config.rules import check_example_value, check_scores, coerce_scores
+from jurist.config.types import (
+    IDENTIFIER,
+    Aggregation,
+    JudgmentType,
+    ResponseFormat,
+    ScoringMode,
+    StrictModel,
+)
+
+
+class JudgeParams(StrictModel):
+    """What the judge is asked and how it answers (Oumi's ``judge_params``)."""
+
+    prompt_template: str = Field(description="The user prompt; {name} placeholders are filled per row.")
+    system_instruction: str | None = Field(default=None, description="Optional system message.")
+    template_variables: dict[str, str] = Field(
+        default_factory=dict, description="Placeholders replaced once, when the judge is built."
+    )
+    response_format: ResponseFormat = ResponseFormat.JSON
+    judgment_type: JudgmentType = JudgmentType.BOOL
+    judgment_scores: dict[str, float | None] | None = None
+    include_explanation: bool = False
+    examples: list[dict[str, Any]] = Field(default_factory=list, description="Few-shot examples.")
+    use_guided_decoding: bool = True
+    # jurist extensions (not in Oumi): bounds that make guided decoding terminate, and the scoring mode.
+    max_explanation_chars: int = Field(
+        default=400, ge=16, le=20000, description="Upper bound on an explanation or TEXT judgment."
+    )
+    scoring: ScoringMode = ScoringMode.GENERATE
+    label_probabilities: bool = Field(
+        default=False,
+        description="In GENERATE scoring, also read each label field's distribution from token logprobs.",
+    )
+    target_error_field: str | None = Field(
+        default="error",
+        description="A row whose value here is non-empty is an errored target: not judged (target_error).",
+    )
+
+    @field_validator("judgment_scores", mode="before")
+    @classmethod
+    def _labels_are_strings(cls, value: Any) -> Any:
+        return coerce_scores(value)
+
+    @field_validator("template_variables", mode="before")
+    @classmethod
+    def _variables_are_strings(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): ("" if v is None else str(v)) for k, v in value.items()}
+        return value
+
+    @field_validator("prompt_template")
+    @classmethod
+    def _template_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("prompt_template is empty")
+        return value
+
+
+class Criterion(StrictModel):
+    """One criterion of a rubric judge: one output field (plus its explanation)."""
+
+    id: str
+    description: str
+    judgment_type: JudgmentType = JudgmentType.BOOL
+    judgment_scores: dict[str, float | None] | None = None
+    include_explanation: bool = True
+    weight: float = Field(default=1.0, gt=0.0)
+
+    @field_validator("judgment_scores", mode="before")
+    @classmethod
+    def _labels_are_strings(cls, value: Any) -> Any:
+        return coerce_scores(value)
+
+    @field_validator("id")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        if not IDENTIFIER.fullmatch(value):
+            raise ValueError(
+                f"criterion id {value!r} must be identifier-like: letters, digits and underscores, "
+                "not starting with a digit"
+            )
+        if value == "explanation" or value.endswith("_explanation"):
+            raise ValueError(
+                f"criterion id {value!r} is reserved: 'explanation' and '*_explanation' name the "
+                "generated explanation fields"
+            )
+        return value
+
+    @field_validator("weight")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"weight must be finite, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _scores_fit_type(self) -> Criterion:
+        check_scores(self.judgment_type, self.judgment_scores, f"criterion {self.id!r}")
+        return self
+
+
+class RubricJudgeParams(StrictModel):
+    """Several criteria judged in one call (Oumi's ``rubric_judge_params``)."""
+
+    aggregation: Aggregation = Aggregation.WEIGHTED_MEAN
+    criteria: list[Criterion] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> RubricJudgeParams:
+        seen: set[str] = set()
+        for criterion in self.criteria:
+            if criterion.id in seen:
+                raise ValueError(f"criterion id {criterion.id!r} appears twice")
+            seen.add(criterion.id)
+        return self
+
+
+def _field_candidates(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class PairLabels(StrictModel):
+    """The labels a pairwise judge answers with: the first shown response, the second, or a tie."""
+
+    first: str = "A"
+    second: str = "B"
+    tie: str = "tie"
+
+    @model_validator(mode="after")
+    def _distinct(self) -> PairLabels:
+        labels = [self.first, self.second, self.tie]
+        if len({label.strip().casefold() for label in labels}) != 3 or not all(
+            label.strip() for label in labels
+        ):
+            raise ValueError(f"pairwise labels must be distinct and non-empty, got {labels}")
+        return self
+
+
+class PairwiseJudgeParams(StrictModel):
+    """Judging two responses to one question, in both orders (a jurist extension of Oumi's format).
+
+    Each ``*_field`` lists candidate columns, the first one a row has wins (so LLMBar's ``input``,
+    ``output_1``, ``output_2`` work as they are). The prompt reads ``{question}``, ``{response_a}``,
+    ``{response_b}`` and ``{reference}`` (or ``{{response_a.output.response}}``...), filled per order.
+    """
+
+    question_field: list[str] = Field(default_factory=lambda: ["question", "input", "instruction", "prompt"])
+    response_a_field: list[str] = Field(default_factory=lambda: ["response_a", "output_1", "answer_a"])
+    response_b_field: list[str] = Field(default_factory=lambda: ["response_b", "output_2", "answer_b"])
+    reference_field: list[str] = Field(default_factory=lambda: ["reference", "expected_output"])
+    error_a_field: list[str] = Field(default_factory=lambda: ["error_a", "response_a_error"])
+    error_b_field: list[str] = Field(default_factory=lambda: ["error_b", "response_b_error"])
+    labels: PairLabels = Field(default_factory=PairLabels)
+    allow_tie: bool = False
+
+    _coerce = field_validator(
+        "question_field",
+        "response_a_field",
+        "response_b_field",
+        "reference_field",
+        "error_a_field",
+        "error_b_field",
+        mode="before",
+    )(_field_candidates)
+
+    @property
+    def answer_labels(self) -> list[str]:
+        """The judgment's labels in order: first, second (and tie when allowed)."""
+        labels = [self.labels.first, self.labels.second]
+        return [*labels, self.labels.tie] if self.allow_tie else labels
+
+
+class JudgeConfig(StrictModel):
+    """A whole judge: Oumi's ``judge_params`` + ``rubric_judge_params`` + ``inference_config``.
+
+    ``name`` (a jurist extension) names the judge's output columns; by default it is the config file's
+    stem. ``warnings`` lists what :func:`load_judge_config` found suspicious but legal.
+    """
+
+    name: str | None = None
+    description: str | None = None
+    judge_params: JudgeParams
+    rubric_judge_params: RubricJudgeParams | None = None
+    pairwise_judge_params: PairwiseJudgeParams | None = None
+    inference_config: InferenceConfig = Field(default_factory=InferenceConfig)
+
+    _source: str = PrivateAttr(default="<python>")
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name_identifier(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", value):
+            raise ValueError(f"name {value!r} must be letters, digits, '_' or '-', not starting with a digit")
+        return value
+
+    @property
+    def is_rubric(self) -> bool:
+        return self.rubric_judge_params is not None
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.pairwise_judge_params is not None
+
+    @property
+    def source(self) -> str:
+        """Where the config came from: a file path, a built-in name or ``<python>``."""
+        return self._source
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> JudgeConfig:
+        jp = self.judge_params
+        rubric = self.rubric_judge_params
+        if rubric is not None and self.pairwise_judge_params is not None:
+            raise ValueError("a judge has either rubric_judge_params or pairwise_judge_params, not both")
+        if rubric is not None:
+            if not answer_format(jp.response_format).delimits_fields:
+                raise ValueError(
+                    f"judge_params.response_format {jp.response_format.value} cannot delimit one judgment "
+                    "per criterion; a rubric judge needs JSON or XML"
+                )
+            for key in ("judgment_type", "judgment_scores", "include_explanation"):
+                if key in jp.model_fields_set:
+                    raise ValueError(
+                        f"judge_params.{key} is not allowed in a rubric judge: set it per criterion in "
+                        "rubric_judge_params.criteria"
+                    )
+        elif self.pairwise_judge_params is None:
+            check_scores(jp.judgment_type, jp.judgment_scores, "judge_params")
+        if self.pairwise_judge_params is not None:
+            for key in ("judgment_type", "judgment_scores"):
+                if key in jp.model_fields_set:
+                    raise ValueError(
+                        f"judge_params.{key} is not allowed in a pairwise judge: its judgment is the label "
+                        "of the better response (pairwise_judge_params.labels)"
+                    )
+        if jp.scoring is ScoringMode.LOGPROBS:
+            if rubric is not None:
+                raise ValueError(
+                    "judge_params.scoring LOGPROBS reads one label distribution after one prefill; a rubric "
+                    "judge writes several fields (use label_probabilities in GENERATE scoring instead)"
+                )
+            if self.pairwise_judge_params is None:
+                jt = jp.judgment_type
+                if jt not in (JudgmentType.BOOL, JudgmentType.ENUM, JudgmentType.INT):
+                    raise ValueError(
+                        f"judge_params.scoring LOGPROBS needs a BOOL, ENUM or INT judgment, not {jt.value}"
+                    )
+                if jt is JudgmentType.INT and not jp.judgment_scores:
+                    raise ValueError(
+                        "judge_params.scoring LOGPROBS with INT needs judgment_scores (the scale)"
+                    )
+        self._check_examples()
+        return self
+
+    def _check_examples(self) -> None:
+        jp = self.judge_params
+        rubric = self.rubric_judge_params
+        for index, example in enumerate(jp.examples):
+            where = f"judge_params.examples[{index}]"
+            if rubric is not None:
+                needed = []
+                for criterion in rubric.criteria:
+                    if criterion.include_explanation:
+                        needed.append(f"{criterion.id}_explanation")
+                    needed.append(criterion.id)
+            else:
+                needed = ["judgment", *(["explanation"] if jp.include_explanation else [])]
+            missing = [key for key in needed if key not in example or example[key] is None]
+            if missing:
+                raise ValueError(f"{where} lacks {', '.join(missing)} (every output field needs a value)")
+            if rubric is not None:
+                for c in rubric.criteria:
+                    check_example_value(example[c.id], c.judgment_type, c.judgment_scores, f"{where}.{c.id}")
+            elif self.pairwise_judge_params is not None:
+                labels = self.pairwise_judge_params.answer_labels
+                check_example_value(
+                    example["judgment"], JudgmentType.ENUM, dict.fromkeys(labels, 0.0), f"{where}.judgment"
+                )
+            else:
+                check_example_value(
+                    example["judgment"], jp.judgment_type, jp.judgment_scores, f"{where}.judgment"
+                )
+
+    def copy_with(self, **updates: Any) -> JudgeConfig:
+        """A validated copy with top-level fields replaced; the source and warnings are kept."""
+        data = self.model_dump(mode="python", exclude_unset=True)
+        data.update(updates)
+        new = JudgeConfig.model_validate(data)
+        new._source = self._source
+        new._warnings = list(self._warnings)
+        return new

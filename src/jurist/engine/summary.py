@@ -1,0 +1,147 @@
+"""What a run did: rows, statuses and score statistics per judge, time, throughput, panel agreement.
+
+:class:`RunSummary` is filled chunk by chunk while a run goes on; :meth:`RunSummary.as_dict` is what
+``--summary-json`` writes and :func:`format_summary` what the command line prints.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jurist.judges.outputs import JudgeOutput
+
+
+@dataclass
+class JudgeSummary:
+    """Per-judge counts and score statistics of a run."""
+
+    statuses: Counter[str] = field(default_factory=Counter)
+    scores: list[float] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, output: JudgeOutput) -> None:
+        self.statuses[output.status] += 1
+        if output.score is not None:
+            self.scores.append(output.score)
+        self.prompt_tokens += output.prompt_tokens or 0
+        self.completion_tokens += output.completion_tokens or 0
+
+    def score_stats(self) -> dict[str, float | int | None]:
+        if not self.scores:
+            return {"n": 0, "mean": None, "min": None, "max": None}
+        return {
+            "n": len(self.scores),
+            "mean": sum(self.scores) / len(self.scores),
+            "min": min(self.scores),
+            "max": max(self.scores),
+        }
+
+
+@dataclass
+class RunSummary:
+    """What a run did: rows, statuses and scores per judge, time and throughput."""
+
+    rows: int = 0
+    seconds: float = 0.0
+    load_seconds: float = 0.0
+    judges: dict[str, JudgeSummary] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
+    output: str | None = None
+    agreement: dict[str, Any] | None = None
+
+    def add(self, outputs: Mapping[str, Sequence[JudgeOutput]], models: Mapping[str, str]) -> None:
+        """Count one chunk: its rows, and every judge's outputs."""
+        self.rows += len(next(iter(outputs.values()), ()))
+        self.models.update(models)
+        for name, outs in outputs.items():
+            judge = self.judges.setdefault(name, JudgeSummary())
+            for output in outs:
+                judge.add(output)
+
+    @property
+    def judge_seconds(self) -> float:
+        """Wall time spent judging: the run's time less the time spent loading models."""
+        return max(self.seconds - self.load_seconds, 0.0)
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.judge_seconds if self.judge_seconds > 0 else 0.0
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(j.completion_tokens for j in self.judges.values())
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.completion_tokens / self.judge_seconds if self.judge_seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "seconds": round(self.seconds, 3),
+            "model_load_seconds": round(self.load_seconds, 3),
+            "rows_per_second": round(self.rows_per_second, 3),
+            "completion_tokens_per_second": round(self.tokens_per_second, 2),
+            "output": self.output,
+            "judges": {
+                name: {
+                    "model": self.models.get(name),
+                    "statuses": dict(s.statuses),
+                    "score": s.score_stats(),
+                    "prompt_tokens": s.prompt_tokens,
+                    "completion_tokens": s.completion_tokens,
+                }
+                for name, s in self.judges.items()
+            },
+            "panel_agreement": self.agreement,
+        }
+
+
+def format_summary(summary: Mapping[str, Any]) -> str:
+    """A run summary (:meth:`RunSummary.as_dict`) as text: rows, time and throughput, then per judge its
+    statuses and score statistics, then the panel's agreement."""
+    load = summary["model_load_seconds"]
+    load_text = f"model load {load:.1f} s; " if load else ""
+    lines = [
+        f"{summary['rows']} rows -> {summary['output']} in {summary['seconds']:.1f} s "
+        f"({load_text}{summary['rows_per_second']:.2f} rows/s, "
+        f"{summary['completion_tokens_per_second']:.1f} output tokens/s while judging)"
+    ]
+    for name, judge in summary["judges"].items():
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(judge["statuses"].items(), key=lambda kv: -kv[1]))
+        score = judge["score"]
+        if score["n"]:
+            stats = (
+                f"score mean {score['mean']:.3f}, min {score['min']:.3f}, "
+                f"max {score['max']:.3f} (n={score['n']})"
+            )
+        else:
+            stats = "no scores"
+        lines.append(f"  {name} [{judge['model']}]: {statuses}; {stats}")
+    if summary.get("panel_agreement"):
+        lines.append(format_agreement(summary["panel_agreement"]))
+    return "\n".join(lines)
+
+
+def format_agreement(report: Mapping[str, Any]) -> str:
+    """A panel's agreement report (:meth:`~jurist.judges.panel.Panel.agreement`) as text."""
+    lines = [f"  panel of {', '.join(report['judges'])} (quorum {report['quorum']}):"]
+    for name, stats in report["fields"].items():
+        text = f"    {name}: Krippendorff's alpha ({stats['alpha_level']}) {num(stats['krippendorff_alpha'])}"
+        if stats["cohen_kappa"]:
+            text += "; Cohen's kappa " + ", ".join(f"{k} {num(v)}" for k, v in stats["cohen_kappa"].items())
+        lines.append(text)
+    for judge, bias in (report.get("position_bias") or {}).items():
+        lines.append(f"    position bias of {judge}: {num(bias)} of verdicts picked the first-shown response")
+    if "inconclusive_rows" in report:
+        lines.append(f"    inconclusive rows (below quorum): {report['inconclusive_rows']}")
+    return "\n".join(lines)
+
+
+def num(value: float | None) -> str:
+    """A statistic for humans: three decimals, or n/a."""
+    return "n/a" if value is None else f"{value:.3f}"

@@ -1,0 +1,1 @@
+"""Datasets in (:mod:`.readers`) and results out (:mod:`.writers`)."""

@@ -1,0 +1,73 @@
+"""What every kind of judge does with a row, and the steps between a row and its output.
+
+A judge kind (pointwise, pairwise, ...) turns one row into a :class:`Step`: the requests the row needs
+next and what to do with their answers, which is either the row's :class:`~jurist.judges.outputs.JudgeOutput`
+or a further step (judges that need several model calls per row). The engine sends the requests of every
+row of a chunk together and feeds each step its answers in request order.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jurist.answer.spec import OutputSpec
+from jurist.backends.base import Completion, ConstraintKind, LabelScores
+from jurist.judges.columns import Column
+from jurist.judges.outputs import JudgeOutput, Status
+from jurist.judges.parts import JudgeParts, Request
+
+Answer = Completion | LabelScores
+
+
+@dataclass(frozen=True)
+class Step:
+    """The requests a row needs next, and what becomes of their answers (given in request order)."""
+
+    requests: tuple[Request, ...]
+    finish: Callable[[Sequence[Answer]], JudgeOutput | Step]
+
+
+class JudgeKind(ABC):
+    """One kind of judge: how a row becomes requests, how answers become its output, which columns it
+    writes. Built from :class:`~jurist.judges.parts.JudgeParts`."""
+
+    def __init__(self, parts: JudgeParts) -> None:
+        self.parts = parts
+        self.config = parts.config
+
+    @property
+    def spec(self) -> OutputSpec:
+        return self.parts.spec
+
+    @property
+    def required_fields(self) -> set[str]:
+        """Root names the rendered prompt reads from a row."""
+        return self.parts.prompt.required_fields
+
+    def missing_columns(self, columns: set[str]) -> list[str]:
+        """The inputs this judge needs that a dataset with ``columns`` lacks (quoted, for messages)."""
+        return [repr(name) for name in sorted(self.required_fields - columns)]
+
+    @abstractmethod
+    def target_error(self, row: Mapping[str, Any]) -> str | None:
+        """The error an errored target carries, else None (the row is then not judged)."""
+
+    @abstractmethod
+    def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:
+        """The row's first step (raises :class:`~jurist.render.templates.MissingValue`)."""
+
+    @abstractmethod
+    def finish(self, answers: Sequence[Answer]) -> JudgeOutput | Step:
+        """What the answers to the first step's requests (in request order) make of the row."""
+
+    @abstractmethod
+    def failure(self, status: Status, error: str) -> JudgeOutput:
+        """The output of a row that was never judged (missing input, bad input, errored target)."""
+
+    @property
+    @abstractmethod
+    def value_columns(self) -> tuple[Column, ...]:
+        """The judge's own columns, before the generic ones."""

@@ -1,0 +1,139 @@
+"""The public judge: a config compiled into the kind of judge it describes.
+
+``Judge(config)`` (or :meth:`Judge.from_config`) builds the judge's parts once
+(:class:`~jurist.judges.parts.JudgeParts`: output spec, prompt, reader, scorer, requests) and the kind that
+uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``,
+:class:`~jurist.judges.pointwise.PointwiseJudge` otherwise. The engine only talks to this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jurist.answer.spec import OutputSpec
+from jurist.backends.base import ALL_CONSTRAINT_KINDS, Constraint, ConstraintKind, GenerationRequest, Message
+from jurist.config.loading import load_judge_config
+from jurist.config.models import JudgeConfig
+from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.judges.columns import GENERIC_COLUMNS, Column, Provenance
+from jurist.judges.outputs import JudgeOutput, Status
+from jurist.judges.pairwise import PairwiseJudge
+from jurist.judges.parts import JudgeParts, Request
+from jurist.judges.pointwise import PointwiseJudge
+from jurist.render.prompts import PromptBuilder
+from jurist.render.templates import MissingValue
+
+
+def _kind_for(parts: JudgeParts) -> JudgeKind:
+    if parts.config.is_pairwise:
+        return PairwiseJudge(parts)
+    return PointwiseJudge(parts)
+
+
+class Judge:
+    """One judge, ready to turn rows into requests and answers into outputs. Immutable once built.
+
+    ``columns``: the judge's output columns in order, its own then the generic ones, each declared once.
+    """
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+        self.name: str = config.name or "judge"
+        self.parts = JudgeParts(config)
+        self.kind: JudgeKind = _kind_for(self.parts)
+        self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: str | Path | JudgeConfig | Mapping[str, Any],
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+    ) -> Judge:
+        """Load (see :func:`~jurist.config.loading.load_judge_config`) and compile a judge."""
+        return cls(load_judge_config(config, overrides, name=name))
+
+    # ------------------------------------------------------------------------------ description
+    @property
+    def spec(self) -> OutputSpec:
+        return self.parts.spec
+
+    @property
+    def prompt_hash(self) -> str:
+        return self.parts.prompt_hash
+
+    @property
+    def schema_hash(self) -> str:
+        return self.parts.schema_hash
+
+    @property
+    def max_tokens(self) -> int:
+        """Tokens allowed per answer: max_new_tokens if set, else the schema's bound (guided) or 1024."""
+        return self.parts.max_tokens
+
+    @property
+    def constraint(self) -> Constraint | None:
+        """The constraint sent to an engine that takes every kind (the regex; None when unguided)."""
+        return self.spec.constraint(ALL_CONSTRAINT_KINDS)
+
+    @property
+    def required_fields(self) -> set[str]:
+        """Root names the judge reads from a row."""
+        return self.kind.required_fields
+
+    def missing_columns(self, columns: set[str]) -> list[str]:
+        """The inputs this judge needs that a dataset with ``columns`` lacks (quoted, for messages)."""
+        return self.kind.missing_columns(columns)
+
+    def provenance(self, model_id: str) -> Provenance:
+        return Provenance(model_id, self.prompt_hash, self.schema_hash)
+
+    # ------------------------------------------------------------------------------------ rows
+    def target_error(self, row: Mapping[str, Any]) -> str | None:
+        """The error an errored target carries (the row is then not judged), else None."""
+        return self.kind.target_error(row)
+
+    def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS) -> Step:
+        """The row's first step, its constraints of the first of ``kinds`` the answer can be held to
+        (raises :class:`~jurist.render.templates.MissingValue` for a missing value)."""
+        return self.kind.start(row, kinds)
+
+    def combine(self, answers: Sequence[Answer]) -> JudgeOutput:
+        """The output of a row from the answers to its requests (:meth:`start`), in request order, for
+        judges that need one model call per row (pointwise and pairwise)."""
+        result = self.kind.finish(answers)
+        if isinstance(result, Step):
+            raise TypeError(f"judge {self.name!r} needs further model calls per row; run it with an Engine")
+        return result
+
+    def interpret(self, answer: Answer) -> JudgeOutput:
+        """The output of one answer to a pointwise judge's prompt (parse, score, aggregate, status)."""
+        return self.combine([answer])
+
+    def failure(self, status: Status, error: str) -> JudgeOutput:
+        """The output of a row that was never judged (missing input, bad input, errored target)."""
+        return self.kind.failure(status, error)
+
+    # ---------------------------------------------------------------------------------- prompts
+    @property
+    def prompt(self) -> PromptBuilder:
+        return self.parts.prompt
+
+    def render(self, row: Mapping[str, Any]) -> tuple[Message, ...]:
+        """The messages the judge's prompt gives for a row (raises :class:`MissingValue`)."""
+        return self.parts.prompt.render(row)
+
+    def request(self, messages: tuple[Message, ...]) -> Request:
+        """The request for rendered messages (a label request in LOGPROBS scoring)."""
+        return self.parts.request(messages)
+
+    def generation_request(self, messages: tuple[Message, ...]) -> GenerationRequest:
+        """The generation request for rendered messages."""
+        return self.parts.generation_request(messages)
+
+
+def missing_message(exc: MissingValue) -> str:
+    return f"field {exc.placeholder!r} is missing or null"

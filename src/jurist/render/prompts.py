@@ -1,0 +1,88 @@
+"""A judge config -> the chat messages sent for one row.
+
+Layout, shared prefix first (what a prefix cache can reuse across rows):
+
+1. ``system``: the system instruction (template variables filled in), the rubric's criteria, and the
+   exact output-format instructions of the judge's :class:`~jurist.answer.spec.OutputSpec`;
+2. one ``user`` / ``assistant`` pair per few-shot example: the prompt template filled with the example's
+   values, and a well-formed answer holding the example's judgment(s) and explanation(s);
+3. ``user``: the prompt template filled with the row.
+
+Parts 1 and 2 do not depend on the row (unless the system instruction itself has row placeholders), so
+they are byte-identical for every row of a judge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from jurist.answer.spec import OutputSpec
+from jurist.backends.base import Message
+from jurist.config.models import JudgeConfig
+from jurist.config.types import JudgmentType
+from jurist.render.namespace import build_namespace
+from jurist.render.templates import Template
+
+
+def _criteria_text(config: JudgeConfig) -> str:
+    rubric = config.rubric_judge_params
+    assert rubric is not None
+    lines = ["Judge the response on each of these criteria, separately:"]
+    for number, c in enumerate(rubric.criteria, 1):
+        if c.judgment_type is JudgmentType.BOOL:
+            kind = "Yes or No"
+        elif c.judgment_type is JudgmentType.ENUM:
+            kind = "one of " + ", ".join(c.judgment_scores or ())
+        elif c.judgment_type is JudgmentType.INT:
+            kind = "one of " + ", ".join(c.judgment_scores) if c.judgment_scores else "an integer"
+        elif c.judgment_type is JudgmentType.FLOAT:
+            kind = "a number"
+        else:
+            kind = "text"
+        lines.append(f"{number}. {c.id} ({kind}): {c.description.strip()}")
+    return "\n".join(lines)
+
+
+class PromptBuilder:
+    """Renders a judge's messages for rows. Built once per judge; immutable afterwards."""
+
+    def __init__(self, config: JudgeConfig, spec: OutputSpec) -> None:
+        jp = config.judge_params
+        variables = jp.template_variables
+        self.user_template = Template(jp.prompt_template).substitute(variables)
+        system_parts = []
+        if jp.system_instruction and jp.system_instruction.strip():
+            system_parts.append(jp.system_instruction.strip())
+        if config.rubric_judge_params is not None:
+            system_parts.append(_criteria_text(config))
+        system_parts.append(spec.instructions())
+        self.system_template = Template("\n\n".join(system_parts)).substitute(variables)
+        shots: list[Message] = []
+        for example in jp.examples:
+            shots.append(Message("user", self.user_template.render_lenient(build_namespace(example))))
+            shots.append(Message("assistant", spec.render_answer(example)))
+        self.examples: tuple[Message, ...] = tuple(shots)
+
+    @property
+    def required_fields(self) -> set[str]:
+        """Root names the rendered prompt reads from a row."""
+        return self.user_template.names | self.system_template.names
+
+    def render(self, row: Mapping[str, Any], notes: list[str] | None = None) -> tuple[Message, ...]:
+        """The messages for one row (:class:`~jurist.render.templates.MissingValue` for a missing field)."""
+        namespace = build_namespace(row)
+        system = self.system_template.render(namespace, notes)
+        user = self.user_template.render(namespace, notes)
+        return (Message("system", system), *self.examples, Message("user", user))
+
+    def fingerprint(self) -> str:
+        """A short hash of the prompt as the judge defines it (templates and few-shot turns)."""
+        payload = {
+            "system": self.system_template.text,
+            "user": self.user_template.text,
+            "examples": [m.as_dict() for m in self.examples],
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

@@ -1,0 +1,167 @@
+"""Prompt templates: ``{name}`` placeholders (Oumi) and ``{{dotted.path}}`` variables (Mustache style).
+
+Grammar, decided once here and used both to list a template's inputs and to render it:
+
+* ``{name}``: ``name`` is an identifier; it is looked up in the row (a list or dict value renders as JSON).
+* ``{{ path }}``: ``path`` is dotted (``input.expected_output``, ``messages.0.content``); it is looked up in
+  the row's namespace (:func:`jurist.render.namespace.build_namespace`). A path that ends on an object
+  renders as the literal ``{{path}}`` (an object has no single sensible string form) and is reported in
+  the ``notes`` list given to :meth:`Template.render`.
+* Anything else is literal text, so JSON in a prompt (``{"judgment": "Yes"}``) survives untouched.
+
+A placeholder whose value is absent or null is a per-row problem: :meth:`Template.render` raises
+:class:`MissingValue` naming it, and the engine turns that into the row's ``missing_input`` status.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_TOKEN = re.compile(
+    r"\{\{\s*(?P<path>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}"
+    r"|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}(?!\})"
+)
+
+
+class MissingValue(LookupError):
+    """A placeholder has no value (absent key or null) in the row being rendered."""
+
+    def __init__(self, placeholder: str) -> None:
+        self.placeholder = placeholder
+        super().__init__(placeholder)
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """One placeholder: ``path`` is the lookup path, ``dotted`` tells ``{{a.b}}`` from ``{a}``."""
+
+    path: tuple[str, ...]
+    dotted: bool
+    text: str
+
+    @property
+    def root(self) -> str:
+        return self.path[0]
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+class Template:
+    """A parsed template. Immutable; rendering never changes the row it is given."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        parts: list[str | Placeholder] = []
+        pos = 0
+        for match in _TOKEN.finditer(text):
+            if match.start() > pos:
+                parts.append(text[pos : match.start()])
+            if match.group("path") is not None:
+                path = tuple(match.group("path").split("."))
+                parts.append(Placeholder(path, True, match.group(0)))
+            else:
+                parts.append(Placeholder((match.group("name"),), False, match.group(0)))
+            pos = match.end()
+        if pos < len(text):
+            parts.append(text[pos:])
+        self._parts = tuple(parts)
+
+    @property
+    def placeholders(self) -> tuple[Placeholder, ...]:
+        return tuple(p for p in self._parts if isinstance(p, Placeholder))
+
+    @property
+    def names(self) -> set[str]:
+        """Root names the template reads (``request`` for ``{request}``, ``input`` for ``{{input.x}}``)."""
+        return {p.root for p in self.placeholders}
+
+    def substitute(self, values: Mapping[str, str]) -> Template:
+        """A new template with the ``{name}`` placeholders in ``values`` replaced (template_variables)."""
+        out: list[str] = []
+        for part in self._parts:
+            if isinstance(part, Placeholder) and not part.dotted and part.root in values:
+                out.append(values[part.root])
+            else:
+                out.append(part if isinstance(part, str) else part.text)
+        return Template("".join(out))
+
+    def render(self, row: Mapping[str, Any], notes: list[str] | None = None) -> str:
+        """Fill every placeholder from ``row``; raise :class:`MissingValue` for an absent or null one."""
+        out: list[str] = []
+        for part in self._parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            value = lookup(row, part.path)
+            if value is None:
+                raise MissingValue(".".join(part.path))
+            if part.dotted and isinstance(value, Mapping):
+                if notes is not None:
+                    notes.append(f"{part.text} names an object, not a value; left as literal text")
+                out.append(part.text)
+                continue
+            out.append(_stringify(value))
+        return "".join(out)
+
+    def render_lenient(self, row: Mapping[str, Any]) -> str:
+        """Like :meth:`render`, but absent values render as empty strings (for few-shot examples)."""
+        out: list[str] = []
+        for part in self._parts:
+            if isinstance(part, str):
+                out.append(part)
+            else:
+                value = lookup(row, part.path)
+                out.append("" if value is None else _stringify(value))
+        return "".join(out)
+
+
+class TextWithFields(str):
+    """A string that also has named fields for dotted paths.
+
+    A pairwise side is its response text for ``{response_a}`` and an evaluatorq side namespace for
+    ``{{response_a.output.response}}``: ``lookup`` descends into ``fields`` when a path goes past it.
+    """
+
+    fields: Mapping[str, Any]
+
+    def __new__(cls, text: str, fields: Mapping[str, Any]) -> TextWithFields:
+        obj = super().__new__(cls, text)
+        obj.fields = fields
+        return obj
+
+
+def lookup(data: Any, path: tuple[str, ...]) -> Any:
+    """Follow ``path`` through dicts (by key) and lists (by index); None when any step is missing."""
+    node = data
+    for step in path:
+        if isinstance(node, TextWithFields):
+            node = node.fields
+        if isinstance(node, Mapping):
+            if step not in node:
+                return None
+            node = node[step]
+        elif isinstance(node, list | tuple) and step.isdigit():
+            index = int(step)
+            if index >= len(node):
+                return None
+            node = node[index]
+        else:
+            return None
+    return node
+
+
+def placeholders_in(text: str) -> set[str]:
+    """Root names of every placeholder in ``text``."""
+    return Template(text).names

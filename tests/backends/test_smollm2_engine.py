@@ -1,0 +1,134 @@
+"""The real vLLM engine on the embedded default model (SmolLM2-135M-Instruct) with the built-in judges.
+
+SmolLM2 is a weak judge; what is tested is that its every answer is well-formed and typed: 200 LLMBar rows
+(each instruction with each of its two outputs) per response format, for a simple and a rubric judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import have
+from jurist import Engine, InferenceConfig, load_judge_config
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.smollm2,
+    pytest.mark.skipif(not have("vllm"), reason="vLLM not installed"),
+]
+
+LLMBAR = Path(__file__).resolve().parents[2] / "examples" / "llmbar" / "Natural.json"
+
+
+def llmbar_rows() -> list[dict[str, str]]:
+    records = json.loads(LLMBAR.read_text(encoding="utf-8"))
+    return [{"request": r["input"], "response": r[key]} for r in records for key in ("output_1", "output_2")]
+
+
+@pytest.fixture(scope="module")
+def backend(smollm2_dir: Path) -> Iterator[Any]:
+    from jurist.backends.vllm import VLLMBackend
+
+    made = VLLMBackend(
+        InferenceConfig.model_validate(
+            {
+                "model": {"model_name": str(smollm2_dir), "model_max_length": 4096},
+                "engine_params": {"gpu_memory_utilization": 0.2},
+            }
+        )
+    )
+    yield made
+    made.close()
+
+
+@pytest.mark.parametrize("fmt", ["JSON", "XML"])
+@pytest.mark.parametrize(
+    ("builtin", "explanation_chars"),
+    [("generic/instruction_following", 400), ("rubric/response_quality", 160)],
+    ids=["simple", "rubric"],
+)
+def test_builtin_judges_give_a_well_formed_row_for_every_input(
+    backend: Any, builtin: str, explanation_chars: int, fmt: str
+) -> None:
+    rows = llmbar_rows()
+    assert len(rows) == 200
+    config = load_judge_config(
+        builtin,
+        {"judge_params.response_format": fmt, "judge_params.max_explanation_chars": explanation_chars},
+    )
+    engine = Engine(config, backend)
+    table = engine.run(rows)
+    judge = engine.judges[0]
+    name = judge.name
+    assert table.num_rows == 200
+    statuses = table[f"{name}.status"].to_pylist()
+    failures = [
+        (s, e, r)
+        for s, e, r in zip(
+            statuses, table[f"{name}.error"].to_pylist(), table[f"{name}.raw"].to_pylist(), strict=True
+        )
+        if s != "ok"
+    ]
+    assert not failures, failures[:3]
+    for field in judge.spec.fields:
+        assert None not in table[f"{name}.{field.name}"].to_pylist(), field.name
+    pattern = re.compile(judge.spec.regex() or "", re.DOTALL)
+    for raw in table[f"{name}.raw"].to_pylist():
+        assert pattern.fullmatch(raw)
+        assert "Ġ" not in raw and "Ċ" not in raw  # the byte-level tokenizer decodes to real text
+    scores = table[f"{name}.score"].to_pylist()
+    assert all(s is None or 0.0 <= s <= 1.0 for s in scores)
+
+
+def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> None:
+    """`jurist judge` + `jurist agree` on LLMBar's Natural set, checked against a computation of our own
+    from the output table (SmolLM2 is near chance; the point is that the harness is right)."""
+    from jurist.analysis.human import agreement_report, labels_for_table
+    from jurist.io.writers import read_output
+
+    out = tmp_path / "natural.parquet"
+    Engine(load_judge_config("pairwise/preference"), backend).run_file(LLMBAR, out)
+    table = read_output(out)
+    assert table.num_rows == 100
+    rows = table.to_pylist()
+    assert all(r["preference.status"] == "ok" for r in rows)
+    truth = ["a" if r["label"] == 1 else "b" for r in rows]
+    ab = [{"A": "a", "B": "b"}[r["preference.ab_judgment"]] for r in rows]
+    ba = [{"A": "b", "B": "a"}[r["preference.ba_judgment"]] for r in rows]
+    winners = [x if x == y else "tie" for x, y in zip(ab, ba, strict=True)]
+    assert [r["preference.winner"] for r in rows] == winners
+    accuracy = sum(w == t for w, t in zip(winners, truth, strict=True)) / 100
+    consistency = sum(x == y for x, y in zip(ab, ba, strict=True)) / 100
+    p_o = accuracy
+    categories = {"a", "b", "tie"}
+    p_e = sum((winners.count(c) / 100) * (truth.count(c) / 100) for c in categories)
+    kappa = (p_o - p_e) / (1 - p_e)
+    report = agreement_report(table, labels_for_table(table, column="label"))["preference"]
+    assert report["accuracy"] == pytest.approx(accuracy)
+    assert report["order_consistency"] == pytest.approx(consistency)
+    assert report["cohen_kappa"] == pytest.approx(kappa)
+    assert report["accuracy_by_order"]["ab"] == pytest.approx(
+        sum(x == t for x, t in zip(ab, truth, strict=True)) / 100
+    )
+
+
+@pytest.mark.parametrize("fmt", ["JSON", "XML"])
+def test_logprob_scoring_on_the_default_model(backend: Any, fmt: str) -> None:
+    config = load_judge_config(
+        "generic/truthfulness", {"judge_params.scoring": "LOGPROBS", "judge_params.response_format": fmt}
+    )
+    table = Engine(config, backend).run(llmbar_rows())
+    assert table["truthfulness.status"].to_pylist() == ["ok"] * 200
+    for row in table.to_pylist():
+        probs = [row[f"truthfulness.judgment_p.{label}"] for label in ("Yes", "Unsure", "No")]
+        assert sum(probs) == pytest.approx(1.0, abs=1e-4)
+        assert 0.0 <= row["truthfulness.judgment_expected"] <= 1.0
+        assert row["truthfulness.judgment"] == max(
+            ("Yes", "Unsure", "No"), key=lambda label: row[f"truthfulness.judgment_p.{label}"]
+        )

@@ -1,0 +1,171 @@
+"""Guards that keep the layout as docs/ARCHITECTURE.md describes it: small modules, no import cycles, one
+owner for the response format and for vLLM's argument names, and an ``import jurist`` that loads no engine.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "jurist"
+MAX_LINES = 500
+HEAVY = ("torch", "vllm", "transformers")
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name, for its ``__init__``)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def imported(name: str, path: Path, known: set[str]) -> Iterator[str]:
+    """The jurist modules a module imports, at module level or inside functions alike."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {
+        name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_no_module_imports_another_in_a_cycle() -> None:
+    found = modules()
+    known = set(found)
+    graph = {name: set(imported(name, path, known)) for name, path in found.items()}
+    # Tarjan's strongly connected components: any component of more than one module is a cycle
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for name in graph:
+        if name not in index:
+            visit(name)
+    assert cycles == []
+
+
+def test_the_cycle_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    code = "def f():\n    from jurist.engine.core import Engine\n"
+    path = tmp_path / "m.py"
+    path.write_text(code)
+    assert list(imported("jurist.x", path, {"jurist.x", "jurist.engine.core"})) == ["jurist.engine.core"]
+
+
+def _format_comparisons(path: Path) -> list[int]:
+    """Lines where a response format is compared (``ResponseFormat.X`` or ``.response_format`` in a test)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Compare | ast.match_case):
+            continue
+        for sub in ast.walk(node):
+            names_format = isinstance(sub, ast.Attribute) and (
+                sub.attr == "response_format"
+                or (isinstance(sub.value, ast.Name) and sub.value.id == "ResponseFormat")
+            )
+            if names_format:
+                lines.append(getattr(node, "lineno", 0))
+                break
+    return lines
+
+
+def test_response_format_is_compared_in_the_answer_package_only() -> None:
+    outside = {
+        name: lines
+        for name, path in modules().items()
+        if not name.startswith("jurist.answer") and (lines := _format_comparisons(path))
+    }
+    assert outside == {}
+
+
+def test_the_format_check_finds_a_comparison(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("def f(spec):\n    return spec.response_format is ResponseFormat.RAW\n")
+    assert _format_comparisons(path) == [2]
+
+
+VLLM_NAMES = re.compile(
+    r"\b(gpu_memory_utilization|tensor_parallel_size|enable_prefix_caching|enforce_eager|max_num_seqs|"
+    r"max_num_batched_tokens|kv_cache_memory_bytes|structured_outputs|StructuredOutputsParams|SamplingParams|"
+    r"TokensPrompt|logprob_token_ids|distributed_executor_backend|prompt_token_ids)\b"
+)
+
+
+def test_vllm_argument_names_live_in_the_vllm_backend_only() -> None:
+    users = sorted(
+        name
+        for name, path in modules().items()
+        if name != "jurist.backends.vllm" and VLLM_NAMES.search(path.read_text(encoding="utf-8"))
+    )
+    assert users == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import jurist",
+        "import jurist.cli, jurist.engine, jurist.backends",
+        "import sys\nfrom jurist.cli import app\nsys.argv = ['jurist', '--help']\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass",
+    ],
+    ids=["import-jurist", "import-modules", "jurist-help"],
+)
+def test_importing_jurist_loads_no_engine(code: str) -> None:
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]"
