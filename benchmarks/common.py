@@ -27,6 +27,30 @@ def llmbar_records(n: int) -> list[dict[str, Any]]:
     return list(json.loads(llmbar_source().read_text(encoding="utf-8")))[:n]
 
 
+def llmbar_all_pointwise_rows(n: int) -> list[dict[str, str]]:
+    """Pointwise rows from every LLMBar set (Natural, the adversarial sets, MT-Bench), the first ``n``:
+    every instruction with its first output, then with its second, set by set."""
+    folder = llmbar_source().parent
+    rows = []
+    for name in (
+        "Natural",
+        "Adversarial_Neighbor",
+        "Adversarial_GPTInst",
+        "Adversarial_GPTOut",
+        "Adversarial_Manual",
+        "MT-Bench",
+    ):
+        path = folder / f"{name}.json"
+        if path.exists():
+            records = json.loads(path.read_text(encoding="utf-8"))
+            rows += [
+                {"request": r["input"], "response": r[key]}
+                for key in ("output_1", "output_2")
+                for r in records
+            ]
+    return rows[:n]
+
+
 def llmbar_pointwise_rows(n: int) -> list[dict[str, str]]:
     """Pointwise rows: every instruction with its first output, then with its second; the first ``n``."""
     records = llmbar_records(10**9)

@@ -14,7 +14,9 @@ default, it measures, emptying the prefix cache before each measurement:
 3. ``guided`` vs ``unconstrained``: decode cost per output token with the judge's regex constraint, and
    without it at exactly the same lengths (each row forced to the token count its guided answer had),
    on the loop's rows, their prompts prefilled before the timed call;
-4. ``prefix_cache_off``: the batched run on a second engine with prefix caching off.
+4. ``prefix_cache_off``: the batched run on a second engine with prefix caching off;
+5. ``verdicts_batched_vs_one_row``: the share of rows whose temperature-0 verdict differs between the
+   batched run and the one-row loop (floating-point sums in a batch differ from those of one sequence).
 
 Results go to ``benchmarks/results/throughput.json`` (and the table printed) for the README.
 """
@@ -104,6 +106,16 @@ def main() -> None:
     }
     results["batched_over_one_row"] = round(same["rows_per_s"] / results["one_row"]["rows_per_s"], 2)
     print("one_row", results["one_row"], flush=True)
+    # the same rows at temperature 0, in a batch and alone: does the batch change a verdict?
+    batched_verdicts = same_table[f"{name}.judgment"].to_pylist()
+    alone_verdicts = [t[f"{name}.judgment"][0].as_py() for t in tables]
+    changed = sum(a != b for a, b in zip(batched_verdicts, alone_verdicts, strict=True))
+    results["verdicts_batched_vs_one_row"] = {
+        "rows": len(loop_rows),
+        "changed": changed,
+        "share_changed": round(changed / len(loop_rows), 4),
+    }
+    print("verdicts", results["verdicts_batched_vs_one_row"], flush=True)
 
     # 3. guided vs unconstrained at equal lengths (decode time per output token), on the loop's rows
     requests = [judge.generation_request(judge.render(row)) for row in loop_rows]

@@ -132,3 +132,18 @@ def test_logprob_scoring_on_the_default_model(backend: Any, fmt: str) -> None:
         assert row["truthfulness.judgment"] == max(
             ("Yes", "Unsure", "No"), key=lambda label: row[f"truthfulness.judgment_p.{label}"]
         )
+
+
+def test_an_oumi_config_at_temperature_one_gives_every_row(
+    backend: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Per-request seeds used to crash vLLM's CPU sampler once long prompts were prefilled in pieces."""
+    config = load_judge_config(
+        "generic/instruction_following",
+        {"inference_config.generation.temperature": 1.0, "inference_config.generation.seed": 42},
+    )
+    engine = Engine(config, backend, chunk_size=60)
+    table = engine.run(llmbar_rows()[:120])
+    assert table["instruction_following.status"].to_pylist() == ["ok"] * 120
+    assert engine.tally.requests == 120
+    assert "failed" not in caplog.text  # no stream or batch failed and was split to find a culprit

@@ -120,12 +120,19 @@ def test_every_row_parses_with_every_field(backend: Any, config: dict[str, Any],
         assert set(table[f"{name}.rating"].to_pylist()) <= {1, 2, 3, 4, 5}
 
 
-def test_sampling_is_well_formed_and_reproducible(backend: Any) -> None:
+def test_sampling_is_well_formed(backend: Any) -> None:
     config = with_generation(RUBRIC, temperature=1.0, seed=7)
     first = Engine(config, backend).run(ROWS)
     assert_well_formed(first, Engine(config, backend))
-    again = Engine(config, backend).run(ROWS[:40])
-    assert again["rubric.raw"].to_pylist() == first["rubric.raw"].to_pylist()[:40]
+    assert len(set(first["rubric.raw"].to_pylist())) > 1
+    # on CPU the engine samples with its own seed: vLLM's CPU sampler crashes on per-request seeds
+    params = backend.sampling_params(
+        Engine(config, backend)
+        .judges[0]
+        .generation_request(Engine(config, backend).judges[0].render(ROWS[0])),
+        10,
+    )
+    assert params.seed is None and params.temperature == 1.0
 
 
 def test_default_explanation_bound_never_truncates(backend: Any) -> None:
@@ -180,7 +187,8 @@ def test_shared_prefix_is_served_from_the_cache(backend: Any) -> None:
 def test_rows_that_share_a_request_reuse_its_cached_blocks(backend: Any) -> None:
     """Several responses to one prompt: the later rows read the shared part from the prefix cache, at the
     granularity of one KV block (32 tokens on CPU rather than vLLM's 128)."""
-    from jurist.backends.vllm import CPU_BLOCK_SIZE, _on_cpu
+    from jurist.backends.placement import vllm_on_cpu as _on_cpu
+    from jurist.backends.vllm import CPU_BLOCK_SIZE
 
     block = backend.llm.llm_engine.vllm_config.cache_config.block_size
     if _on_cpu():

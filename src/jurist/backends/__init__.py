@@ -7,7 +7,15 @@ functions that use them, so importing any backend module stays fast on machines 
 from __future__ import annotations
 
 from jurist.backends import transformers, vllm
-from jurist.backends.base import Backend, Completion, Constraint, GenerationRequest, Message
+from jurist.backends.base import (
+    ALL_CONSTRAINT_KINDS,
+    Backend,
+    Completion,
+    Constraint,
+    ConstraintKind,
+    GenerationRequest,
+    Message,
+)
 from jurist.backends.openai import OpenAIBackend
 from jurist.backends.scripted import ScriptedBackend
 from jurist.config.inference import InferenceConfig
@@ -23,6 +31,7 @@ __all__ = [
     "Message",
     "ScriptedBackend",
     "check_engine_params",
+    "constraint_kinds",
     "create_backend",
 ]
 
@@ -42,8 +51,17 @@ def check_engine_params(config: InferenceConfig) -> None:
         )
 
 
+def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
+    """The constraint kinds the configured engine enforces, in its order of preference, known before any
+    model loads."""
+    if config.engine is InferenceEngine.OPENAI:
+        return ("json_schema",)
+    return ALL_CONSTRAINT_KINDS
+
+
 def create_backend(config: InferenceConfig) -> Backend:
-    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI)."""
+    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); a remote
+    server is checked to answer at all."""
     engine = config.engine
     backend: Backend
     if engine is InferenceEngine.VLLM:
@@ -51,7 +69,9 @@ def create_backend(config: InferenceConfig) -> Backend:
     elif engine is InferenceEngine.NATIVE:
         backend = transformers.TransformersBackend(config)
     elif engine in (InferenceEngine.REMOTE_VLLM, InferenceEngine.OPENAI):
-        backend = OpenAIBackend(config)
+        remote = OpenAIBackend(config)
+        remote.probe()
+        backend = remote
     else:
         raise BackendError(
             f"unknown inference engine {engine!r}; known: {', '.join(e.value for e in InferenceEngine)}"

@@ -8,7 +8,7 @@ constraint compilation); the engine owns nothing of that. The constraint travels
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -144,6 +144,23 @@ class LabelScorer(Protocol):
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]: ...
 
 
+class RequestFeed(Protocol):
+    """Where a streaming backend takes its requests from: up to ``n`` at a time, each with a key that its
+    answer is returned with. An empty list means nothing is ready now; once the backend has nothing in
+    flight either, the stream is over."""
+
+    def take(self, n: int) -> list[tuple[int, GenerationRequest]]: ...
+
+
+@runtime_checkable
+class StreamingBackend(Protocol):
+    """A backend that keeps its engine full across chunks: it takes requests from a feed while earlier ones
+    decode and yields each answer as soon as it is done, in any order, with its key. Like ``generate`` it
+    must not raise for a problem with one request."""
+
+    def stream(self, feed: RequestFeed) -> Iterator[tuple[int, Completion]]: ...
+
+
 @runtime_checkable
 class Backend(Protocol):
     """A model that completes batches of chat prompts.
@@ -163,3 +180,11 @@ class Backend(Protocol):
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]: ...
 
     def close(self) -> None: ...
+
+
+def describe(backend: Backend) -> dict[str, Any]:
+    """What a backend runs, for a run's provenance: its ``describe()`` when it has one (model path,
+    revision, weights fingerprint, engine and versions), else its model id."""
+    method = getattr(backend, "describe", None)
+    described: dict[str, Any] = dict(method()) if callable(method) else {}
+    return {"model": backend.model_id, **described}

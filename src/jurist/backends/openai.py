@@ -53,6 +53,7 @@ class OpenAIBackend:
         self._workers = remote.num_workers
         self._timeout = remote.timeout_s
         self._retries = retries
+        self._base = url.rstrip("/")
         self._key: str | None = None
         if remote.api_key_env:
             self._key = os.environ.get(remote.api_key_env)
@@ -64,6 +65,28 @@ class OpenAIBackend:
     @property
     def model_id(self) -> str:
         return self._model
+
+    def probe(self) -> None:
+        """Check that the server answers at all (any HTTP answer will do), so that a dead server is one clear
+        error instead of a failed request per row."""
+        request = urllib.request.Request(f"{self._base}/models", headers=self._headers())
+        try:
+            with urllib.request.urlopen(request, timeout=min(10.0, self._timeout)):
+                pass
+        except urllib.error.HTTPError:
+            return  # it answered
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise BackendError(f"cannot reach the server at {self._base}: {reason}") from exc
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        return headers
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": self._engine.value.lower(), "url": self._url}
 
     @property
     def constraint_kinds(self) -> tuple[ConstraintKind, ...]:
@@ -108,9 +131,7 @@ class OpenAIBackend:
 
     def _one(self, request: GenerationRequest) -> Completion:
         payload = json.dumps(self.body(request)).encode()
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+        headers = self._headers()
         delay = 1.0
         for attempt in range(self._retries + 1):
             try:

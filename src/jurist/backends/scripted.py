@@ -5,12 +5,15 @@ callable ``(request) -> str | Completion`` or a sequence of answers consumed in 
 ``cycle=True``). ``labels`` scripts label scoring (``judge_params.scoring: LOGPROBS``): a callable
 ``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`. ``constraint_kinds``
 says which constraints it claims to enforce (all, by default), so tests can play any engine.
+:class:`ScriptedStreamingBackend` also streams, answering out of order as an engine kept full does.
 """
 
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from jurist.backends.base import (
     ALL_CONSTRAINT_KINDS,
@@ -19,6 +22,7 @@ from jurist.backends.base import (
     GenerationRequest,
     LabelRequest,
     LabelScores,
+    RequestFeed,
 )
 
 Answer = str | Completion
@@ -79,6 +83,9 @@ class ScriptedBackend:
                 )
         return out
 
+    def describe(self) -> dict[str, str]:
+        return {"engine": "scripted"}
+
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
         """Scripted label log-probabilities, one entry per request."""
         self.calls.append(len(requests))
@@ -106,3 +113,23 @@ class ScriptedBackend:
 
     def close(self) -> None:
         self.closed = True
+
+
+class ScriptedStreamingBackend(ScriptedBackend):
+    """A scripted backend that streams: ``window`` requests in flight, answered in a shuffled order."""
+
+    def __init__(self, *args: Any, window: int = 64, stream_seed: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.window = window
+        self._stream_seed = stream_seed
+
+    def stream(self, feed: RequestFeed) -> Iterator[tuple[int, Completion]]:
+        """Streaming: take up to ``window`` requests at a time and answer them in a shuffled order
+        (seeded), as an engine that finishes short answers first would."""
+        order = random.Random(self._stream_seed)
+        while taken := feed.take(self.window):
+            answers = self.generate([request for _, request in taken])
+            positions = list(range(len(taken)))
+            order.shuffle(positions)
+            for position in positions:
+                yield taken[position][0], answers[position]

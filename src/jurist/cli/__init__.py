@@ -5,6 +5,7 @@
     jurist validate CONFIG          load a config and explain it
     jurist render --config C --input F --limit N    print what the model would be sent
     jurist list                     the built-in judges
+    jurist info RESULTS             where results came from (versions, models, options, statuses)
     jurist agree RESULTS ...        judges against human labels
     jurist calibrate RESULTS ...    fit a calibration map
 
@@ -32,6 +33,7 @@ judge_app.command("dataset", context_settings=EXTRA)(judging.judge_dataset)
 app.command("validate", context_settings=EXTRA)(judging.validate)
 app.command("render", context_settings=EXTRA)(judging.render)
 app.command("list")(judging.list_judges)
+app.command("info")(analysis.info)
 app.command("agree")(analysis.agree)
 app.command("calibrate")(analysis.calibrate)
 

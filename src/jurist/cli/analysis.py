@@ -1,24 +1,29 @@
-"""``jurist agree`` and ``jurist calibrate``: judges against human labels."""
+"""``jurist info``, ``jurist agree`` and ``jurist calibrate``: what a results file holds, and judges against
+human labels."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
+import pyarrow as pa
 import typer
 
 from jurist.analysis.calibration import fit
 from jurist.analysis.human import (
     agreement_report,
     format_report,
+    judges_in,
     labels_for_table,
     normalize_labels,
     parse_label_map,
 )
-from jurist.cli.common import fail
+from jurist.cli.common import fail, format_info
 from jurist.engine.summary import num
 from jurist.errors import JuristError
+from jurist.io.parts import read_metadata, running_metadata
 from jurist.io.readers import read_input
 from jurist.io.writers import read_output
 
@@ -116,3 +121,29 @@ def calibrate(
         before, after = num(stats["ece_before"]), num(stats["ece_after"])
         typer.echo(f"{part}: {stats['rows']} rows, ECE {before} before -> {after} after")
     typer.echo(f"saved {method} calibration of {column} (positive: {wanted}) to {target}")
+
+
+def info(
+    results: Annotated[
+        Path, typer.Argument(help="A results file of `jurist judge dataset` (finished or running).")
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the metadata as JSON.")] = False,
+) -> None:
+    """Where a results file came from: versions, machine, input and options, every judge's config hashes
+    and model (path, revision, weights fingerprint), times, and the statuses it holds."""
+    try:
+        finished = results.is_file()
+        metadata = read_metadata(results) if finished else running_metadata(results)
+    except (OSError, ValueError, pa.ArrowInvalid) as exc:
+        fail(JuristError(f"{results}: cannot read its metadata: {exc}"))
+    if metadata is None:
+        fail(JuristError(f"{results}: no jurist results here (no metadata, and no run in progress)"))
+    if json_out:
+        typer.echo(json.dumps(metadata, indent=2, default=str))
+        return
+    typer.echo(format_info(results, metadata, finished))
+    if finished:
+        table = read_output(results)
+        for name in judges_in(table):
+            statuses = Counter(table.column(f"{name}.status").to_pylist())
+            typer.echo(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in statuses.most_common()))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import logging
-import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from jurist.config.loading import parse_cli_overrides
+from jurist.engine.summary import RunSummary, format_summary
 
 EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
+EXIT_OK = 0
+EXIT_CRASH = 1  # an unexpected error: a bug, or a failure outside jurist's control
+EXIT_USAGE = 2  # a bad config, input, output path or option, found before any model loads
+EXIT_FAILED = 3  # judged, but no output is ok (or more than --max-failure-rate are not)
 
 ConfigOpt = Annotated[
     list[str],
@@ -38,9 +42,67 @@ def fail(exc: Exception, code: int = 2) -> NoReturn:
     raise typer.Exit(code=code)
 
 
-def setup_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+def run_report(summary: RunSummary, log: Path | None) -> str:
+    """What a finished run prints: the summary, and where its details are."""
+    if summary.complete:
+        rows = summary.rows
+        return f"{summary.output} already holds the finished results of this run ({rows} rows); nothing to do"
+    lines = [format_summary(summary.as_dict())]
+    if summary.resumed_from:
+        lines.append(f"  resumed after {summary.resumed_from} rows committed by an earlier run")
+    if summary.retried is not None:
+        retried = ", ".join(f"{name} {count}" for name, count in summary.retried.items()) or "none"
+        lines.append(f"  re-judged failed outputs: {retried}")
+    if log is not None:
+        lines.append(f"  log: {log}")
+    return "\n".join(lines)
+
+
+def failure_verdict(summary: RunSummary, max_failure_rate: float) -> tuple[str | None, int]:
+    """The run's exit code, and the line that explains a failure: exit 3 when no output is ok, or when the
+    share of outputs that are not passes ``max_failure_rate``."""
+    total, failed, status, error = summary.failures()
+    if summary.complete or not total or not failed:
+        return None, EXIT_OK
+    share = failed / total
+    if failed < total and share <= max_failure_rate:
+        return None, EXIT_OK
+    why = (
+        "no output is ok"
+        if failed == total
+        else f"{share:.1%} of outputs are not ok (max {max_failure_rate:.1%})"
     )
+    return f"error: {why}; most often {status} ({failed} in all), first: {error}", EXIT_FAILED
+
+
+def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> str:
+    """A results file's metadata (``jurist info``) as text."""
+    if finished:
+        state = "finished"
+    else:
+        committed, parts = metadata.get("committed_rows", 0), metadata.get("parts", 0)
+        state = f"in progress or interrupted: {committed} rows committed in {parts} parts"
+    env = metadata.get("environment", {})
+    versions = "; ".join(f"{k} {v}" for k, v in env.get("versions", {}).items())
+    machine = env.get("machine", {})
+    cpu, cores, python = machine.get("cpu", "?"), machine.get("cores", "?"), env.get("python", "?")
+    options = {k: v for k, v in (metadata.get("options") or {}).items() if v not in (None, [], False)}
+    lines = [
+        f"{results}: {state}",
+        f"  versions: {versions or metadata.get('jurist_version')}",
+        f"  machine: {cpu}, {cores} cores; python {python}",
+        f"  input: {metadata.get('input')} ({metadata.get('rows')} rows)",
+        f"  options: {', '.join(f'{k}={v}' for k, v in options.items()) or 'none'}",
+        f"  started {metadata.get('started', '?')}, finished {metadata.get('finished', '-')}",
+        f"  fingerprint: {metadata.get('fingerprint', '-')}",
+    ]
+    models = metadata.get("models") or {}
+    for judge in metadata.get("judges", []):
+        name = judge.get("name")
+        hashes = f"prompt {judge.get('prompt_hash')}, schema {judge.get('schema_hash')}"
+        how = f"scoring {judge.get('scoring')}, seed {judge.get('seed')}"
+        lines.append(f"  judge {name} ({judge.get('source')}): {how}, {hashes}")
+        model = models.get(name)
+        if model:
+            lines.append("    model: " + ", ".join(f"{k} {v}" for k, v in model.items() if v is not None))
+    return "\n".join(lines)

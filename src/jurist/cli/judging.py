@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -10,26 +11,54 @@ import typer
 
 from jurist.analysis.calibration import Calibration
 from jurist.backends import check_engine_params
-from jurist.cli.common import ConfigOpt, InputOpt, fail, overrides, setup_logging
+from jurist.cli.common import (
+    EXIT_CRASH,
+    EXIT_OK,
+    EXIT_USAGE,
+    ConfigOpt,
+    InputOpt,
+    fail,
+    failure_verdict,
+    overrides,
+    run_report,
+)
+from jurist.cli.console import run_console
 from jurist.config.loading import list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.engine.core import Engine
-from jurist.engine.summary import format_summary
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge, missing_message
 from jurist.render.templates import MissingValue
 
+logger = logging.getLogger("jurist")
+
 
 def judge_dataset(
     ctx: typer.Context,
     config: ConfigOpt,
-    input: InputOpt,
+    input: Annotated[
+        str,
+        typer.Option(
+            "--input",
+            "-i",
+            help="Dataset: .jsonl (also .gz/.zst/.bz2), .json, .csv/.tsv, .parquet, .arrow, a Hugging Face "
+            "dataset folder, or - for JSONL on stdin.",
+        ),
+    ],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Results: .parquet, .arrow/.feather, .jsonl")
     ],
     model: Annotated[str | None, typer.Option(help="Model for every judge (HF id or local folder).")] = None,
     engine: Annotated[str | None, typer.Option(help="VLLM, NATIVE, REMOTE_VLLM or OPENAI.")] = None,
-    chunk_size: Annotated[int | None, typer.Option(help="Rows per batched inference call.")] = None,
+    input_format: Annotated[
+        str | None, typer.Option(help="The input's format, when its name does not say.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Judge only the first N rows.")] = None,
+    sample: Annotated[int | None, typer.Option(help="Judge a uniform random sample of N rows.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
+    chunk_size: Annotated[
+        int | None, typer.Option(help="Rows per chunk (planned, written and resumed together).")
+    ] = None,
     id_column: Annotated[str | None, typer.Option(help="Input column that identifies rows.")] = None,
     carry: Annotated[bool, typer.Option(help="Copy the input columns into the output.")] = True,
     panel: Annotated[
@@ -40,20 +69,41 @@ def judge_dataset(
         list[Path] | None,
         typer.Option(help="A calibration file from `jurist calibrate` (adds <judge>.calibrated)."),
     ] = None,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace an output that holds another run's results.")
+    ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option(help="Re-judge only the rows whose status is not ok, in a finished output.")
+    ] = False,
+    max_failure_rate: Annotated[
+        float,
+        typer.Option(
+            help="Exit 3 when more than this share of outputs is not ok (default: only when none is)."
+        ),
+    ] = 1.0,
     summary_json: Annotated[
         Path | None, typer.Option(help="Also write the run summary as JSON here.")
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress line (the summary stays).")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal too.")
+    ] = False,
 ) -> None:
-    """Judge every row of a dataset and write one result row per input row."""
-    setup_logging(verbose)
+    """Judge every row of a dataset and write one result row per input row.
+
+    Results are committed per chunk: rerun the same command to resume after a crash. Exit codes: 0 done; 1
+    an unexpected error; 2 a bad config, input, output path or option (before any model loads); 3 judged, but
+    no output is ok, or more than --max-failure-rate are not; 130 interrupted (rerun to resume).
+    """
     try:
         settings = overrides(ctx, model, engine)
         configs = [load_judge_config(ref, settings) for ref in config]
         for cfg in configs:
             check_engine_params(cfg.inference_config)
         calibrations = [Calibration.load(path) for path in calibration or []]
-        with Engine(
+        runner = Engine(
             configs,
             chunk_size=chunk_size,
             carry_input=carry,
@@ -61,13 +111,45 @@ def judge_dataset(
             panel=panel,
             quorum=quorum,
             calibrations=calibrations,
-        ) as eng:
-            summary = eng.run_file(input, output)
+        )
     except JuristError as exc:
         fail(exc)
-    typer.echo(format_summary(summary.as_dict()))
-    if summary_json is not None:
-        summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+    log = output.with_name(output.name + ".log") if output.parent.is_dir() else None
+    summary, problem, code = None, None, EXIT_OK
+    with run_console(log, verbose=verbose) as console:
+        try:
+            summary = runner.run_file(
+                input,
+                output,
+                input_format=input_format,
+                limit=limit,
+                sample=sample,
+                seed=seed,
+                overwrite=overwrite,
+                retry_failed=retry_failed,
+                progress=None if quiet else console.err,
+            )
+        except JuristError as exc:
+            problem, code = f"error: {exc}", EXIT_USAGE
+        except KeyboardInterrupt:
+            problem, code = (
+                "interrupted: the chunks done so far are kept; rerun the same command to resume",
+                130,
+            )
+        except Exception as exc:
+            logger.exception("the run failed")
+            where = f" (details in {log})" if log is not None else ""
+            problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
+        finally:
+            runner.close()
+    if summary is not None:
+        typer.echo(run_report(summary, log))
+        if summary_json is not None:
+            summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+        problem, code = failure_verdict(summary, max_failure_rate)
+    if problem:
+        typer.echo(problem, err=True)
+    raise typer.Exit(code)
 
 
 def validate(

@@ -76,6 +76,33 @@ class Assembler:
             rows = outputs[judge.name]
             source = provenance[judge.name]
             arrays += [pa.array([c.value(o, source) for o in rows], type=c.type) for c in judge.columns]
+        return self._finish(arrays)
+
+    def rebuild(
+        self,
+        previous: pa.Table,
+        replacements: Mapping[str, Mapping[int, JudgeOutput]],
+        provenance: Mapping[str, Provenance],
+    ) -> pa.RecordBatch:
+        """A batch of earlier results with some judges' outputs replaced (by row index in the batch); the
+        panel's and the calibrations' columns are computed again."""
+        judge_columns = [f"{j.name}.{c.suffix}" for j in self.judges for c in j.columns]
+        arrays: list[pa.Array] = []
+        for name in self.schema.names:
+            if name in judge_columns:
+                break
+            arrays.append(previous.column(name).combine_chunks())
+        for judge in self.judges:
+            replaced = replacements.get(judge.name, {})
+            for c in judge.columns:
+                values = previous.column(f"{judge.name}.{c.suffix}").to_pylist()
+                for index, output in replaced.items():
+                    values[index] = c.value(output, provenance[judge.name])
+                arrays.append(pa.array(values, type=c.type))
+        return self._finish(arrays)
+
+    def _finish(self, arrays: list[pa.Array]) -> pa.RecordBatch:
+        """Add the panel's and the calibrations' columns to the judges' arrays."""
         if self.panel is not None:
             partial = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(list(self.schema)[: len(arrays)]))
             arrays += self.panel.columns(partial)

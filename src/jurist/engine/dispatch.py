@@ -3,14 +3,15 @@
 Every round sends the requests of every pending row of the chunk in one call per request kind
 (generation requests to ``generate``, label requests to ``score_labels``) and feeds each row's step its
 answers, in request order. A step that needs more (a judge with several model calls per row) stays for the
-next round. A backend that raises, or answers with the wrong count, fails the requests of that call with
-the exception's text; nothing else is lost.
+next round. When a call raises (or answers with the wrong count), it is split until the failing requests are
+found: only they get ``backend_error`` with the exception's text; nothing else is lost.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from jurist.backends.base import (
     Backend,
@@ -21,18 +22,24 @@ from jurist.backends.base import (
     LabelScores,
 )
 from jurist.engine.plan import ChunkPlan, RowTask
+from jurist.errors import JuristError
 from jurist.judges.base import Answer, Step
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.parts import Request
 
 logger = logging.getLogger("jurist")
+R = TypeVar("R")
+A = TypeVar("A")
 
 
-def run_plan(backend: Backend, plan: ChunkPlan) -> dict[str, list[JudgeOutput]]:
-    """Answer every task of a chunk plan, round after round; the outputs by judge, in row order."""
+def run_plan(backend: Backend, plan: ChunkPlan, tally: Any = None) -> dict[str, list[JudgeOutput]]:
+    """Answer every task of a chunk plan, round after round; the outputs by judge, in row order.
+    ``tally.requests`` (when given) counts the requests sent."""
     pending = list(plan.tasks)
     while pending:
         requests = [request for task in pending for request in task.step.requests]
+        if tally is not None:
+            tally.requests += len(requests)
         answers = answer(backend, requests)
         waiting: list[RowTask] = []
         position = 0
@@ -66,32 +73,64 @@ def answer(backend: Backend, requests: Sequence[Request]) -> list[Answer]:
 
 
 def score(backend: Backend, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-    """Label scores for every request (``error`` ones when the backend cannot score labels or fails)."""
+    """Label scores for every request (``error`` ones when the backend cannot score labels, or for the
+    requests a failing call is narrowed down to)."""
     if not isinstance(backend, LabelScorer):
         message = f"backend {type(backend).__name__} cannot score labels; LOGPROBS scoring needs engine VLLM"
         return [LabelScores(None, "error", error=message) for _ in requests]
-    try:
-        scored = backend.score_labels(requests)
-    except Exception as exc:
-        logger.exception("backend %s failed to score %d label requests", backend.model_id, len(requests))
-        return [LabelScores(None, "error", error=f"{type(exc).__name__}: {exc}") for _ in requests]
-    if len(scored) != len(requests):
-        message = f"backend returned {len(scored)} label scores for {len(requests)} requests"
-        return [LabelScores(None, "error", error=message) for _ in requests]
-    return scored
+    scorer = backend
+
+    def call(batch: Sequence[LabelRequest]) -> list[LabelScores]:
+        return scorer.score_labels(batch)
+
+    def failed(message: str) -> LabelScores:
+        return LabelScores(None, "error", error=message)
+
+    return isolated(call, requests, failed, f"backend {backend.model_id} label scoring")
 
 
 def generate(backend: Backend, requests: Sequence[GenerationRequest]) -> list[Completion]:
-    """One completion per request (``error`` ones when the backend fails as a whole)."""
+    """One completion per request (``error`` ones for the requests a failing call is narrowed down to)."""
+
+    def failed(message: str) -> Completion:
+        return Completion("", "error", error=message)
+
+    return isolated(backend.generate, requests, failed, f"backend {backend.model_id}")
+
+
+def isolated(
+    call: Callable[[Sequence[R]], list[A]],
+    requests: Sequence[R],
+    failed: Callable[[str], A],
+    what: str,
+    depth: int = 0,
+) -> list[A]:
+    """``call(requests)``, with one answer per request whatever happens: a call that raises (or answers with
+    the wrong count) is split in halves and each half tried again, down to single requests, so only the
+    requests that fail on their own get ``failed(<the exception's text>)``. A
+    :class:`~jurist.errors.JuristError` (the backend cannot run at all) is raised, not recorded per request.
+    """
     if not requests:
         return []
     try:
-        completions = backend.generate(requests)
-    except Exception as exc:  # the engine failed as a whole: every request of the call gets the error
-        logger.exception("backend %s failed on a batch of %d requests", backend.model_id, len(requests))
-        message = f"{type(exc).__name__}: {exc}"
-        return [Completion("", "error", error=message) for _ in requests]
-    if len(completions) != len(requests):
-        message = f"backend returned {len(completions)} completions for {len(requests)} requests"
-        return [Completion("", "error", error=message) for _ in requests]
-    return completions
+        answers = call(requests)
+        problem = (
+            None if len(answers) == len(requests) else f"{len(answers)} answers for {len(requests)} requests"
+        )
+    except JuristError:  # the backend cannot run at all (not installed, no model, no server): the run stops
+        raise
+    except Exception as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+        if depth == 0:
+            logger.warning(
+                "%s failed on a batch of %d requests: %s", what, len(requests), problem, exc_info=True
+            )
+    if problem is None:
+        return answers
+    if len(requests) == 1:
+        return [failed(problem)]
+    middle = len(requests) // 2
+    return [
+        *isolated(call, requests[:middle], failed, what, depth + 1),
+        *isolated(call, requests[middle:], failed, what, depth + 1),
+    ]

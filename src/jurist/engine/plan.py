@@ -14,10 +14,13 @@ from typing import Any
 
 from jurist.backends.base import ConstraintKind
 from jurist.config.inference import InferenceConfig
+from jurist.io.sources import Chunk
 from jurist.judges.base import Step
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
 from jurist.render.templates import MissingValue
+
+ID_COLUMNS = ("row_id", "id")
 
 
 def backend_key(config: InferenceConfig) -> str:
@@ -88,8 +91,10 @@ def plan_chunk(
     return plan
 
 
-def chunk_row_ids(chunk: Any, offset: int, id_column: str | None) -> list[str]:
-    """The ids of a chunk's rows (an Arrow table): the id column's text, else the row's position."""
-    column = id_column or ("row_id" if "row_id" in chunk.column_names else None)
-    values = chunk.column(column).to_pylist() if column is not None else [None] * chunk.num_rows
-    return [str(offset + i) if v is None else str(v) for i, v in enumerate(values)]
+def chunk_row_ids(chunk: Chunk, id_column: str | None) -> list[str]:
+    """The ids of a chunk's rows: the id column's text (``id_column``, else ``row_id``, else ``id``), or the
+    row's position in the input when the column has no value."""
+    table = chunk.table
+    column = id_column or next((c for c in ID_COLUMNS if c in table.column_names), None)
+    values = table.column(column).to_pylist() if column is not None else [None] * table.num_rows
+    return [str(number) if v is None else str(v) for number, v in zip(chunk.numbers, values, strict=True)]

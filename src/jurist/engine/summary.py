@@ -16,28 +16,40 @@ from jurist.judges.outputs import JudgeOutput
 
 @dataclass
 class JudgeSummary:
-    """Per-judge counts and score statistics of a run."""
+    """Per-judge counts, running score statistics and the first error of each status (constant memory)."""
 
     statuses: Counter[str] = field(default_factory=Counter)
-    scores: list[float] = field(default_factory=list)
+    first_errors: dict[str, str] = field(default_factory=dict)
+    scored: int = 0
+    score_sum: float = 0.0
+    score_min: float | None = None
+    score_max: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
     def add(self, output: JudgeOutput) -> None:
-        self.statuses[output.status] += 1
-        if output.score is not None:
-            self.scores.append(output.score)
+        self.count(output.status, output.error, output.score)
         self.prompt_tokens += output.prompt_tokens or 0
         self.completion_tokens += output.completion_tokens or 0
 
+    def count(self, status: str, error: str | None, score: float | None) -> None:
+        self.statuses[status] += 1
+        if error and status not in self.first_errors:
+            self.first_errors[status] = error
+        if score is not None:
+            self.scored += 1
+            self.score_sum += score
+            self.score_min = score if self.score_min is None else min(self.score_min, score)
+            self.score_max = score if self.score_max is None else max(self.score_max, score)
+
     def score_stats(self) -> dict[str, float | int | None]:
-        if not self.scores:
+        if not self.scored:
             return {"n": 0, "mean": None, "min": None, "max": None}
         return {
-            "n": len(self.scores),
-            "mean": sum(self.scores) / len(self.scores),
-            "min": min(self.scores),
-            "max": max(self.scores),
+            "n": self.scored,
+            "mean": self.score_sum / self.scored,
+            "min": self.score_min,
+            "max": self.score_max,
         }
 
 
@@ -52,6 +64,21 @@ class RunSummary:
     models: dict[str, str] = field(default_factory=dict)
     output: str | None = None
     agreement: dict[str, Any] | None = None
+    complete: bool = False  # the output already held this run's finished results: nothing was judged
+    resumed_from: int = 0  # rows committed by an earlier, interrupted run of the same command
+    retried: dict[str, int] | None = None  # --retry-failed: outputs replaced, by judge
+    requests: int = 0  # requests sent to models
+
+    def add_batch(self, batch: Any, judges: Sequence[str]) -> None:
+        """Count one batch of results read back (its statuses and scores; token counts are not known)."""
+        self.rows += batch.num_rows
+        for name in judges:
+            judge = self.judges.setdefault(name, JudgeSummary())
+            columns = (
+                batch.column(f"{name}.{suffix}").to_pylist() for suffix in ("status", "error", "score")
+            )
+            for status, error, score in zip(*columns, strict=True):
+                judge.count(status, error, score)
 
     def add(self, outputs: Mapping[str, Sequence[JudgeOutput]], models: Mapping[str, str]) -> None:
         """Count one chunk: its rows, and every judge's outputs."""
@@ -91,6 +118,7 @@ class RunSummary:
                 name: {
                     "model": self.models.get(name),
                     "statuses": dict(s.statuses),
+                    "first_errors": dict(s.first_errors),
                     "score": s.score_stats(),
                     "prompt_tokens": s.prompt_tokens,
                     "completion_tokens": s.completion_tokens,
@@ -98,7 +126,27 @@ class RunSummary:
                 for name, s in self.judges.items()
             },
             "panel_agreement": self.agreement,
+            "complete": self.complete,
+            "resumed_from": self.resumed_from,
+            "retried": self.retried,
+            "requests": self.requests,
         }
+
+    def failures(self) -> tuple[int, int, str | None, str | None]:
+        """(rows judged, rows with some status other than ``ok``... counted per judge: failed outputs, the
+        most common failing status and its first error)."""
+        total = sum(sum(j.statuses.values()) for j in self.judges.values())
+        failing: Counter[str] = Counter()
+        errors: dict[str, str] = {}
+        for judge in self.judges.values():
+            for status, count in judge.statuses.items():
+                if status != "ok":
+                    failing[status] += count
+                    errors.setdefault(status, judge.first_errors.get(status, ""))
+        if not failing:
+            return total, 0, None, None
+        status, count = failing.most_common(1)[0]
+        return total, sum(failing.values()), status, errors.get(status)
 
 
 def format_summary(summary: Mapping[str, Any]) -> str:

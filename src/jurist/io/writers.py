@@ -7,30 +7,12 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 
-from jurist.errors import InputError
-from jurist.io.readers import INPUT_SUFFIXES, read_jsonl
-
-OutputFormat = Literal["parquet", "arrow", "jsonl"]
-
-_OUTPUT_SUFFIXES: dict[str, OutputFormat] = {
-    suffix: fmt  # type: ignore[misc]
-    for suffix, fmt in INPUT_SUFFIXES.items()
-    if fmt in ("parquet", "arrow", "jsonl")
-}
-
-
-def output_format(path: Path) -> OutputFormat:
-    suffix = path.suffix.lower()
-    if suffix not in _OUTPUT_SUFFIXES:
-        known = ", ".join(sorted(_OUTPUT_SUFFIXES))
-        raise InputError(
-            f"unknown output format {suffix or '(no extension)'!r}; known: {known}", source=str(path)
-        )
-    return _OUTPUT_SUFFIXES[suffix]
+from jurist.io.formats import output_format
+from jurist.io.sources import JsonlSource
 
 
 def _json_default(value: Any) -> Any:
@@ -116,4 +98,4 @@ def read_output(path: str | Path) -> pa.Table:
         import pyarrow.feather as feather
 
         return feather.read_table(path)
-    return read_jsonl(path).table
+    return JsonlSource(path).read_all()[0]

@@ -1,0 +1,94 @@
+"""Backends that load their model when the first request needs it.
+
+A run whose rows all fail before reaching the model (a placeholder no row fills, unreadable input, errored
+targets) then never loads one. What planning needs before that (the constraint kinds, a model name for
+provenance) is known from the config alone (:mod:`jurist.backends`); whether the engine streams is asked
+of the backend once it is loaded (:func:`jurist.engine.stream.judge_chunks`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from jurist.backends import constraint_kinds
+from jurist.backends.base import (
+    Backend,
+    Completion,
+    ConstraintKind,
+    GenerationRequest,
+    LabelRequest,
+    LabelScorer,
+    LabelScores,
+    describe,
+)
+from jurist.backends.default_model import DEFAULT_MODEL_LABEL
+from jurist.config.inference import InferenceConfig
+
+
+class LazyBackend:
+    """A backend made by ``factory(config)`` on first use; ``on_load(seconds)`` hears how long that took."""
+
+    def __init__(
+        self,
+        factory: Callable[[InferenceConfig], Backend],
+        config: InferenceConfig,
+        on_load: Callable[[float], None],
+    ) -> None:
+        self._factory = factory
+        self._config = config
+        self._on_load = on_load
+        self._backend: Backend | None = None
+        self._failure: Exception | None = None
+        self.constraint_kinds: tuple[ConstraintKind, ...] = constraint_kinds(config)
+
+    @property
+    def loaded(self) -> Backend | None:
+        return self._backend
+
+    def real(self) -> Backend:
+        """The backend, created on the first call (a failure to create it is raised again on later calls)."""
+        if self._failure is not None:
+            raise self._failure
+        if self._backend is None:
+            started = time.perf_counter()
+            try:
+                self._backend = self._factory(self._config)
+            except Exception as exc:
+                self._failure = exc
+                raise
+            self._on_load(time.perf_counter() - started)
+        return self._backend
+
+    @property
+    def model_id(self) -> str:
+        if self._backend is not None:
+            return self._backend.model_id
+        return self._config.model.model_name or DEFAULT_MODEL_LABEL
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        return self.real().generate(requests)
+
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        backend = self.real()
+        if not isinstance(backend, LabelScorer):
+            raise TypeError(
+                f"backend {type(backend).__name__} cannot score labels; LOGPROBS scoring needs engine VLLM"
+            )
+        return backend.score_labels(requests)
+
+    def describe(self) -> dict[str, Any]:
+        return describe(self._backend) if self._backend is not None else {"loaded": False}
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+
+def lazy(
+    factory: Callable[[InferenceConfig], Backend], config: InferenceConfig, on_load: Callable[[float], None]
+) -> Backend:
+    """A backend for ``config`` that ``factory`` creates on first use."""
+    return LazyBackend(factory, config, on_load)

