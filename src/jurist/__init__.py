@@ -26,6 +26,9 @@ from jurist.errors import BackendError, ConfigError, InputError, JuristError
 from jurist.io.readers import InputData, read_input
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
+from jurist.rag.evaluate import evaluate_answers
+from jurist.rag.llm_judge import LLMJudge
+from jurist.rag.results import JudgementError, JudgeResult
 
 __all__ = [
     "Aggregation",
@@ -44,8 +47,11 @@ __all__ = [
     "JudgeConfig",
     "JudgeOutput",
     "JudgeParams",
+    "JudgeResult",
+    "JudgementError",
     "JudgmentType",
     "JuristError",
+    "LLMJudge",
     "Message",
     "ResponseFormat",
     "RubricJudge",
@@ -55,6 +61,7 @@ __all__ = [
     "SimpleJudge",
     "__version__",
     "create_backend",
+    "evaluate_answers",
     "list_builtin_judges",
     "load_judge_config",
     "read_input",

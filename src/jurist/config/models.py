@@ -9,8 +9,9 @@ A config has three sections, as in Oumi:
 * ``inference_config`` (:class:`~jurist.config.inference.InferenceConfig`): the judge model, the engine
   that runs it and the generation parameters.
 
-jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``name`` and
-``description``. Every model rejects unknown keys; cross-section rules are checked when a config is built.
+jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``rag_judge_params`` (a RAG
+metric computed in steps, :mod:`jurist.rag.params`), ``name`` and ``description``. Every model rejects
+unknown keys; cross-section rules are checked when a config is built.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from jurist.config.types import (
     ScoringMode,
     StrictModel,
 )
+from jurist.rag.params import RagJudgeParams
 
 
 class JudgeParams(StrictModel):
@@ -209,6 +211,7 @@ class JudgeConfig(StrictModel):
     judge_params: JudgeParams
     rubric_judge_params: RubricJudgeParams | None = None
     pairwise_judge_params: PairwiseJudgeParams | None = None
+    rag_judge_params: RagJudgeParams | None = None
     inference_config: InferenceConfig = Field(default_factory=InferenceConfig)
 
     _source: str = PrivateAttr(default="<python>")
@@ -230,6 +233,10 @@ class JudgeConfig(StrictModel):
         return self.pairwise_judge_params is not None
 
     @property
+    def is_rag(self) -> bool:
+        return self.rag_judge_params is not None
+
+    @property
     def source(self) -> str:
         """Where the config came from: a file path, a built-in name or ``<python>``."""
         return self._source
@@ -242,6 +249,11 @@ class JudgeConfig(StrictModel):
     def _cross_checks(self) -> JudgeConfig:
         jp = self.judge_params
         rubric = self.rubric_judge_params
+        if self.rag_judge_params is not None:
+            other = rubric is not None or self.pairwise_judge_params is not None
+            problem = self.rag_judge_params.problem_with(jp.model_fields_set, jp.prompt_template, other)
+            if problem is not None:
+                raise ValueError(problem)
         if rubric is not None and self.pairwise_judge_params is not None:
             raise ValueError("a judge has either rubric_judge_params or pairwise_judge_params, not both")
         if rubric is not None:

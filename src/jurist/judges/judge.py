@@ -3,6 +3,7 @@
 ``Judge(config)`` (or :meth:`Judge.from_config`) builds the judge's parts once
 (:class:`~jurist.judges.parts.JudgeParts`: output spec, prompt, reader, scorer, requests) and the kind that
 uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``,
+:class:`~jurist.rag.kind.RagJudge` for configs with ``rag_judge_params``,
 :class:`~jurist.judges.pointwise.PointwiseJudge` otherwise. The engine only talks to this class.
 """
 
@@ -22,11 +23,14 @@ from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
+from jurist.rag.kind import RagJudge
 from jurist.render.prompts import PromptBuilder
 from jurist.render.templates import MissingValue
 
 
 def _kind_for(parts: JudgeParts) -> JudgeKind:
+    if parts.config.is_rag:
+        return RagJudge(parts)
     if parts.config.is_pairwise:
         return PairwiseJudge(parts)
     return PointwiseJudge(parts)
