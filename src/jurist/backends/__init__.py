@@ -6,7 +6,7 @@ functions that use them, so importing any backend module stays fast on machines 
 
 from __future__ import annotations
 
-from jurist.backends import transformers, vllm
+from jurist.backends import parallel, transformers, vllm
 from jurist.backends.base import (
     ALL_CONSTRAINT_KINDS,
     Backend,
@@ -39,6 +39,7 @@ __all__ = [
 def check_engine_params(config: InferenceConfig) -> None:
     """Validate ``engine_params`` for the configured engine, before any model loads (a
     :class:`~jurist.errors.ConfigError` names the key). Remote engines take none."""
+    config = parallel.split_config(config)[0]  # jurist's data_parallel (worker processes), for any engine
     if config.engine is InferenceEngine.VLLM:
         vllm.engine_params(config.engine_params)
     elif config.engine is InferenceEngine.NATIVE:
@@ -61,7 +62,13 @@ def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 
 def create_backend(config: InferenceConfig) -> Backend:
     """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); a remote
-    server is checked to answer at all."""
+    server is checked to answer at all. ``engine_params.data_parallel: N`` runs N engine processes
+    (:mod:`jurist.backends.parallel`)."""
+    if parallel.DATA_PARALLEL_KEY in config.engine_params:
+        inner, workers = parallel.split_config(config)
+        if workers > 1:
+            return parallel.DataParallelBackend.from_config(config, create_backend)
+        config = inner
     engine = config.engine
     backend: Backend
     if engine is InferenceEngine.VLLM:

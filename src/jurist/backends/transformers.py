@@ -26,7 +26,9 @@ with ``outlines_core`` (the regular-expression engine of outlines 1.x):
   the answer is cut before the first stop string.
 
 ``completion_tokens`` counts the generated tokens kept, plus the end-of-sequence token when one was
-generated. Log-probabilities (``logprobs``) are not computed by this backend.
+generated. Log-probabilities of generated tokens (``logprobs``) are not computed by this backend; label
+scoring (``score_labels``, ``judge_params.scoring: LOGPROBS``) is: one batched forward pass per depth of the
+labels' token trie. :meth:`TransformersBackend.from_model` wraps a model already in memory.
 
 ``inference_config.engine_params`` for engine NATIVE (:class:`NativeEngineParams`): ``batch_size``
 (sequences per ``generate`` call, default 16) and ``device``.
@@ -48,9 +50,18 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from jurist.backends.base import Completion, Constraint, ConstraintKind, FinishReason, GenerationRequest
+from jurist.backends.base import (
+    Completion,
+    Constraint,
+    ConstraintKind,
+    FinishReason,
+    GenerationRequest,
+    LabelRequest,
+    LabelScores,
+)
 from jurist.backends.chat import ChatRenderer
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.backends.hf_labels import forward_step, label_scores
 from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf_vocab import token_bytes
 from jurist.backends.weights import weights_fingerprint
@@ -130,7 +141,7 @@ class TransformersBackend:
         ep = engine_params(config.engine_params)
         try:
             import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+            from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the machine
             raise BackendError(
                 f"engine NATIVE needs torch and transformers ({exc}); install jurist[native]"
@@ -165,6 +176,32 @@ class TransformersBackend:
             )
         except Exception as exc:
             raise BackendError(f"could not load model {name!r} with transformers: {exc}") from exc
+        self._setup(model, tokenizer, name, params.model_max_length)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        model_id: str = "in-memory model",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        context_length: int | None = None,
+    ) -> TransformersBackend:
+        """Wrap a model and tokenizer already in memory (e.g. random weights built on the GPU): nothing is
+        loaded, the model stays on its device."""
+        backend = cls.__new__(cls)
+        backend._model_id = backend._path = model_id
+        backend._revision = None
+        backend.batch_size = batch_size
+        backend.device = str(next(model.parameters()).device)
+        backend._setup(model, tokenizer, model_id, context_length)
+        return backend
+
+    def _setup(self, model: Any, tokenizer: Any, name: str, model_max_length: int | None) -> None:
+        """Check the tokenizer, neutralise the generation config, place the model, find the context."""
+        from transformers import GenerationConfig
+
         if not getattr(tokenizer, "chat_template", None):
             raise BackendError(f"the tokenizer of {name!r} has no chat template; jurist sends chat messages")
 
@@ -191,7 +228,7 @@ class TransformersBackend:
         text_config = (
             model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         )
-        context = params.model_max_length or getattr(text_config, "max_position_embeddings", None)
+        context = model_max_length or getattr(text_config, "max_position_embeddings", None)
         if context is None:
             limit = getattr(tokenizer, "model_max_length", None)
             context = limit if isinstance(limit, int) and limit < 10**8 else 2048
@@ -266,6 +303,19 @@ class TransformersBackend:
                 for item, completion in zip(batch, completions, strict=True):
                     results[item.position] = completion
         return [c if c is not None else Completion("", "error", error="not run") for c in results]
+
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        """log P(label | prompt, answer prefix) for every label (``judge_params.scoring: LOGPROBS``): one
+        batched forward pass per depth of the labels' token trie (:mod:`jurist.backends.hf_labels`)."""
+        if self._model is None:
+            raise BackendError("the transformers backend is closed")
+        return label_scores(
+            requests,
+            chat_text=self._chat.text,
+            encode=lambda text: [int(i) for i in self._tokenizer.encode(text, add_special_tokens=False)],
+            context_length=self.context_length,
+            step=forward_step(self._model, self._pad_id, self.device, self.batch_size),
+        )
 
     def close(self) -> None:
         """Free the model (and the compiled constraints); the backend cannot generate afterwards."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, judging
+from jurist.cli import analysis, bench, judging
 from jurist.cli.common import EXTRA
 
 app = typer.Typer(
@@ -36,6 +36,7 @@ app.command("list")(judging.list_judges)
 app.command("info")(analysis.info)
 app.command("agree")(analysis.agree)
 app.command("calibrate")(analysis.calibrate)
+app.command("bench", context_settings=EXTRA)(bench.bench)
 
 
 def main() -> None:

@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from jurist.analysis.calibration import Calibration
-from jurist.backends import check_engine_params
+from jurist.backends import check_engine_params, create_backend
+from jurist.backends.parallel import data_parallel_factory
 from jurist.cli.common import (
     EXIT_CRASH,
     EXIT_OK,
@@ -25,6 +26,7 @@ from jurist.cli.common import (
 from jurist.cli.console import run_console
 from jurist.config.loading import list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.engine.core import Engine
+from jurist.engine.ray_job import RayRun
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge, missing_message
@@ -90,6 +92,19 @@ def judge_dataset(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal too.")
     ] = False,
+    data_parallel: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Engine processes, one per GPU (or share of the cores); with --ray, actors."
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on Ray: 'local' starts a local instance, 'auto' joins this machine's cluster, or a "
+            "cluster address (needs the ray extra)."
+        ),
+    ] = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
@@ -111,6 +126,11 @@ def judge_dataset(
             panel=panel,
             quorum=quorum,
             calibrations=calibrations,
+            backend_factory=(
+                data_parallel_factory(data_parallel, create_backend)
+                if data_parallel and data_parallel > 1 and ray is None
+                else None
+            ),
         )
     except JuristError as exc:
         fail(exc)
@@ -118,7 +138,8 @@ def judge_dataset(
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
-            summary = runner.run_file(
+            run_file = runner.run_file if ray is None else RayRun(runner, ray, actors=data_parallel).run_file
+            summary = run_file(
                 input,
                 output,
                 input_format=input_format,

@@ -1,0 +1,81 @@
+"""Label scoring for engine NATIVE (``judge_params.scoring: LOGPROBS``) with transformers.
+
+Each label is tokenized as the continuation of the chat prompt and the answer's fixed prefix; the labels'
+token trie (:mod:`jurist.backends.label_trie`) is walked one depth at a time, and each depth is one batched
+forward pass: the last position's log-softmax over the full vocabulary, read at the trie's child tokens.
+Prompts are sorted by length and left-padded, with positions counted from each prompt's own start, so a
+prompt's scores do not depend on what shares its batch beyond floating-point summation order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from jurist.backends.base import LabelRequest, LabelScores, Message
+from jurist.backends.label_trie import Step, split_labels, trie_scores
+
+
+def label_scores(
+    requests: Sequence[LabelRequest],
+    *,
+    chat_text: Callable[[Sequence[Message]], str],
+    encode: Callable[[str], list[int]],
+    context_length: int,
+    step: Step,
+) -> list[LabelScores]:
+    """log P(label | prompt, answer prefix) for every label of every request (``too_long`` when the prompt
+    leaves no room, ``error`` when its chat template fails)."""
+    results: list[LabelScores | None] = [None] * len(requests)
+    prompts: dict[int, list[int]] = {}
+    continuations: dict[int, dict[str, list[int]]] = {}
+    for index, request in enumerate(requests):
+        try:
+            base = chat_text(request.messages) + request.answer_prefix
+            suffix = request.answer_suffix if request.with_suffix else ""
+            prompt, labels = split_labels({label: encode(base + label + suffix) for label in request.labels})
+        except Exception as exc:
+            results[index] = LabelScores(None, "error", error=f"chat template failed: {exc}")
+            continue
+        if len(prompt) + 1 > context_length:
+            error = f"prompt has {len(prompt)} tokens; the model's context is {context_length}"
+            results[index] = LabelScores(None, "too_long", prompt_tokens=len(prompt), error=error)
+            continue
+        prompts[index], continuations[index] = prompt, labels
+    for index, scores in trie_scores(prompts, continuations, step).items():
+        results[index] = LabelScores(scores, "stop", prompt_tokens=len(prompts[index]))
+    return [r if r is not None else LabelScores(None, "error", error="not run") for r in results]
+
+
+def forward_step(model: Any, pad_id: int, device: str, batch_size: int) -> Step:
+    """A trie step on a transformers causal LM: batches of ``batch_size`` prompts, one forward pass each."""
+
+    def step(nodes: Sequence[tuple[list[int], list[int]]]) -> list[Mapping[int, float]]:
+        import torch
+
+        out: list[Mapping[int, float]] = [{} for _ in nodes]
+        order = sorted(range(len(nodes)), key=lambda i: len(nodes[i][0]))
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            longest = max(len(nodes[i][0]) for i in batch)
+            input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(batch), longest), dtype=torch.long)
+            for row, i in enumerate(batch):
+                ids = nodes[i][0]
+                input_ids[row, longest - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+                attention[row, longest - len(ids) :] = 1
+            positions = (attention.cumsum(-1) - 1).clamp(min=0)
+            with torch.inference_mode():
+                logits = model(
+                    input_ids=input_ids.to(device),
+                    attention_mask=attention.to(device),
+                    position_ids=positions.to(device),
+                    logits_to_keep=1,
+                ).logits[:, -1, :]
+                logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
+            for row, i in enumerate(batch):
+                allowed = nodes[i][1]
+                out[i] = dict(zip(allowed, logprobs[row, allowed].tolist(), strict=True))
+        return out
+
+    return step

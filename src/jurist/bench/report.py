@@ -1,0 +1,173 @@
+"""What ``jurist bench`` writes: ``bench.json``, ``bench.md`` (a Markdown table) and two PNG plots.
+
+``rows_per_s.png``: warm rows/s per model, one bar per judge and mode; ``tokens_per_s.png``: prompt and
+output tokens/s per (model, judge, mode). Every bar carries its number. matplotlib is imported
+inside :func:`plot` (the ``bench`` extra), with its file-only backend.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+COLUMNS = (
+    ("model", "model"),
+    ("judge", "judge"),
+    ("mode", "mode"),
+    ("rows/s", "warm.rows_per_s"),
+    ("valid rows/s", "warm.valid_rows_per_s"),
+    ("parse rate", "warm.parse_rate"),
+    ("prompt tok/s", "warm.prompt_tokens_per_s"),
+    ("output tok/s", "warm.output_tokens_per_s"),
+    ("prefix-cache hits", "warm.prefix_cache_hit_rate"),
+    ("p50 s", "warm.latency_p50_s"),
+    ("p95 s", "warm.latency_p95_s"),
+    ("load s", "load_seconds"),
+    ("cold s", "cold.seconds"),
+    ("peak RSS MB", "warm.peak_rss_mb"),
+    ("peak GPU MB", "warm.peak_gpu_mb"),
+    ("batched / one-row", "batched_over_one_row"),
+)
+
+
+def lookup(entry: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = entry
+    for key in dotted.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value).replace("|", "\\|")
+
+
+def markdown(bench: Mapping[str, Any]) -> str:
+    """The results as a Markdown table (a refused measurement shows its reason), under the machine."""
+    env = bench.get("environment", {})
+    machine = env.get("machine", {})
+    gpus = ", ".join(f"{g['name']} ({g['memory_mb']:.0f} MB)" for g in machine.get("gpus", [])) or "no GPU"
+    versions = ", ".join(f"{k} {v}" for k, v in env.get("versions", {}).items())
+    settings = bench.get("settings", {})
+    lines = [
+        f"Machine: {machine.get('cpu')}, {machine.get('cores')} cores, "
+        f"{machine.get('memory_gb', '?')} GB; {gpus}.",
+        f"Versions: {versions}.",
+        f"{settings.get('rows')} rows, best of {settings.get('repeat')} warm runs; cold = the first "
+        f"{settings.get('cold_rows')} rows on the fresh engine.",
+        "",
+        "| " + " | ".join(title for title, _ in COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
+    for entry in bench.get("results", []):
+        if "error" in entry:
+            lines.append(
+                f"| {_cell(entry.get('model'))} | {_cell(entry['judge'])} | {entry['mode']} | "
+                f"refused: {_cell(entry['error'])} |" + " |" * (len(COLUMNS) - 4)
+            )
+            continue
+        lines.append("| " + " | ".join(_cell(lookup(entry, key)) for _, key in COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _label(entry: Mapping[str, Any], several_judges: bool) -> str:
+    return f"{entry['judge']}\n{entry['mode']}" if several_judges else str(entry["mode"])
+
+
+def plot(bench: Mapping[str, Any], folder: Path) -> list[Path]:
+    """Write ``rows_per_s.png`` and ``tokens_per_s.png`` into ``folder``; their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measured = [e for e in bench.get("results", []) if "error" not in e]
+    models = list(dict.fromkeys(str(e["model"]) for e in measured))
+    several = len({e["judge"] for e in measured}) > 1
+    series = list(dict.fromkeys(_label(e, several) for e in measured))
+    paths = []
+
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(models) * max(1, len(series))), 4.5))
+    width = 0.8 / max(1, len(series))
+    for number, name in enumerate(series):
+        values = [
+            next(
+                (
+                    lookup(e, "warm.rows_per_s")
+                    for e in measured
+                    if str(e["model"]) == m and _label(e, several) == name
+                ),
+                0.0,
+            )
+            or 0.0
+            for m in models
+        ]
+        positions = [i + (number - (len(series) - 1) / 2) * width for i in range(len(models))]
+        bars = axes.bar(positions, values, width, label=name.replace("\n", " / "))
+        axes.bar_label(bars, labels=[f"{v:.3g}" for v in values], fontsize=8)
+    axes.set_xticks(range(len(models)), [_short(m) for m in models], fontsize=8)
+    axes.set_ylabel("rows / s (warm, best run)")
+    axes.set_title("jurist bench: rows per second by model and mode")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    paths.append(_save(figure, folder / "rows_per_s.png"))
+    plt.close(figure)
+
+    labels = [f"{_short(str(e['model']))}\n{_label(e, several)}" for e in measured]
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.4 * len(measured)), 4.5))
+    for offset, key, title in (
+        (-0.2, "prompt_tokens_per_s", "prompt"),
+        (0.2, "output_tokens_per_s", "output"),
+    ):
+        values = [float(lookup(e, f"warm.{key}") or 0.0) for e in measured]
+        bars = axes.bar([i + offset for i in range(len(measured))], values, 0.4, label=f"{title} tokens/s")
+        axes.bar_label(bars, labels=[f"{v:.0f}" for v in values], fontsize=8)
+    axes.set_xticks(range(len(measured)), labels, fontsize=7)
+    axes.set_ylabel("tokens / s (warm, best run)")
+    axes.set_title("jurist bench: tokens per second")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    paths.append(_save(figure, folder / "tokens_per_s.png"))
+    plt.close(figure)
+    return paths
+
+
+def _short(model: str) -> str:
+    name = model.split(" (")[0].rstrip("/")
+    return name.rsplit("/", 1)[-1] if "/" in name and len(name) > 28 else name
+
+
+def _save(figure: Any, path: Path) -> Path:
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def write(bench: Mapping[str, Any], folder: Path) -> dict[str, Path]:
+    """``bench.json``, ``bench.md`` and the plots, in ``folder`` (created)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {"json": folder / "bench.json", "markdown": folder / "bench.md"}
+    files["json"].write_text(json.dumps(bench, indent=2, default=str) + "\n")
+    files["markdown"].write_text(markdown(bench))
+    for path in plot(bench, folder):
+        files[path.stem] = path
+    return files
+
+
+def summary_lines(bench: Mapping[str, Any]) -> Sequence[str]:
+    """One line per measurement, for the terminal."""
+    out = []
+    for e in bench.get("results", []):
+        if "error" in e:
+            out.append(f"{e.get('model')} / {e['judge']} / {e['mode']}: refused: {e['error']}")
+        else:
+            w = e["warm"]
+            out.append(
+                f"{e['model']} / {e['judge']} / {e['mode']}: {w['rows_per_s']} rows/s, "
+                f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}"
+            )
+    return out

@@ -1,0 +1,262 @@
+"""``jurist bench``: throughput of judge models, per (model, judge, mode), on the user's own rows.
+
+For each model, one after another: load it (timed), then for each judge and mode judge a first small batch
+on the fresh engine (the cold time: first-call allocation, compilation, cache warm-up) and the full rows
+``repeat`` times (the prefix cache emptied before each, where the engine has one; the fastest run is kept),
+optionally one row at a time over the first rows (the batched / one-row ratio), and record what each run did
+(:func:`jurist.bench.measure.metrics`), the peak memory, and the machine. The model is closed before the next
+loads.
+
+Modes: ``generation`` (decode the answer under the judge's constraint), ``logprobs`` (read the label
+distribution after one prefill; BOOL, ENUM and INT judgments and pairwise judges), ``reward`` (refused until
+reward judges exist: issue 11).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from jurist.backends.base import Backend
+from jurist.bench.measure import PeakMemory, metrics, timed
+from jurist.config.inference import InferenceConfig
+from jurist.config.loading import load_judge_config
+from jurist.config.models import JudgeConfig
+from jurist.engine.core import Engine
+from jurist.engine.metadata import environment
+from jurist.errors import ConfigError, JuristError
+
+MODES = ("generation", "logprobs", "reward")
+SCORING = {"generation": "GENERATE", "logprobs": "LOGPROBS"}
+REWARD_REFUSAL = (
+    "mode reward needs reward-model judges, which jurist does not have yet (issue 11 adds them); "
+    "use generation or logprobs"
+)
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """What to measure: judges (paths, built-in names or configs), models (None: each judge's own), modes,
+    rows (in memory), repeats, cold rows, the one-row loop's rows (0: none), and config overrides."""
+
+    judges: Sequence[str | JudgeConfig | Mapping[str, Any]]
+    rows: Sequence[Mapping[str, Any]]
+    models: Sequence[str | None] = (None,)
+    modes: Sequence[str] = ("generation",)
+    repeat: int = 1
+    cold_rows: int = 8
+    one_row: int = 0
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def check(self) -> None:
+        unknown = [m for m in self.modes if m not in MODES]
+        if unknown:
+            raise ConfigError(f"unknown mode {', '.join(unknown)}; modes: {', '.join(MODES)}")
+        if "reward" in self.modes:
+            raise ConfigError(REWARD_REFUSAL)
+        if not self.rows:
+            raise ConfigError("no rows to measure")
+        if self.repeat < 1:
+            raise ConfigError(f"--repeat must be at least 1, got {self.repeat}")
+
+
+def machine() -> dict[str, Any]:
+    """The machine (CPU model and cores, memory, GPUs with their memory) and the library versions."""
+    import shutil
+    import subprocess
+
+    described = environment()
+    try:
+        import psutil
+
+        described["machine"]["memory_gb"] = round(psutil.virtual_memory().total / 2**30, 1)
+    except ImportError:  # pragma: no cover
+        pass
+    gpus: list[dict[str, Any]] = []
+    if shutil.which("nvidia-smi"):
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        for line in done.stdout.splitlines():
+            name, _, memory = line.rpartition(",")
+            if name:
+                gpus.append({"name": name.strip(), "memory_mb": float(memory)})
+    described["machine"]["gpus"] = gpus
+    return described
+
+
+class Bench:
+    """Runs a :class:`BenchSpec`; ``factory`` makes a model's backend from its inference config (default:
+    ``create_backend``); ``progress`` gets a line per step."""
+
+    def __init__(
+        self,
+        spec: BenchSpec,
+        factory: Callable[[InferenceConfig], Backend] | None = None,
+        progress: IO[str] | None = sys.stderr,
+    ) -> None:
+        spec.check()
+        self.spec = spec
+        if factory is None:
+            from jurist.backends import create_backend
+
+            factory = create_backend
+        self.factory = factory
+        self.progress = progress
+        self.steps = len(spec.models) * len(spec.judges) * len(spec.modes)
+        self.step = 0
+
+    def say(self, text: str) -> None:
+        if self.progress is not None:
+            print(f"[bench] {text}", file=self.progress, flush=True)
+
+    def config(self, judge: Any, model: str | None, mode: str) -> JudgeConfig:
+        settings = dict(self.spec.overrides)
+        if model is not None:
+            settings["inference_config.model.model_name"] = model
+        settings["judge_params.scoring"] = SCORING[mode]
+        return load_judge_config(judge, settings)
+
+    def run(self) -> dict[str, Any]:
+        """Every measurement, the machine and the settings, as ``bench.json`` holds them."""
+        results: list[dict[str, Any]] = []
+        started = time.strftime("%Y-%m-%dT%H:%M:%S")
+        for model in self.spec.models:
+            results.extend(self.model(model))
+        return {
+            "benchmark": "jurist bench",
+            "started": started,
+            "environment": machine(),
+            "settings": {
+                "rows": len(self.spec.rows),
+                "repeat": self.spec.repeat,
+                "cold_rows": self.spec.cold_rows,
+                "one_row": self.spec.one_row,
+                "modes": list(self.spec.modes),
+                "models": [m or "(each judge's own)" for m in self.spec.models],
+            },
+            "results": results,
+        }
+
+    def model(self, model: str | None) -> list[dict[str, Any]]:
+        """Load one model, measure every judge and mode on it, close it."""
+        configs: list[tuple[Any, str, JudgeConfig | JuristError]] = []
+        for judge in self.spec.judges:
+            for mode in self.spec.modes:
+                try:
+                    configs.append((judge, mode, self.config(judge, model, mode)))
+                except JuristError as exc:
+                    configs.append((judge, mode, exc))
+        first = next((c for _, _, c in configs if isinstance(c, JudgeConfig)), None)
+        if first is None:
+            return [self.refused(judge, model, mode, str(c)) for judge, mode, c in configs]
+        label = model or first.inference_config.model.model_name or "default model"
+        self.say(f"loading {label}")
+        with PeakMemory() as memory:
+            started = time.perf_counter()
+            backend = self.factory(first.inference_config)
+            load_seconds = time.perf_counter() - started
+        self.say(f"loaded {backend.model_id} in {load_seconds:.1f} s")
+        out = []
+        try:
+            for judge, mode, config in configs:
+                self.step += 1
+                if not isinstance(config, JudgeConfig):
+                    self.say(f"[{self.step}/{self.steps}] {judge} {mode}: {config}")
+                    out.append(self.refused(judge, model, mode, str(config)))
+                    continue
+                entry = self.measure(backend, config, mode)
+                entry.update(model=backend.model_id, load_seconds=round(load_seconds, 3))
+                entry["load_peak_rss_mb"] = round(memory.rss_mb, 1)
+                out.append(entry)
+        finally:
+            backend.close()
+        return out
+
+    @staticmethod
+    def refused(judge: Any, model: str | None, mode: str, why: str) -> dict[str, Any]:
+        return {"judge": str(judge), "model": model, "mode": mode, "error": why}
+
+    def measure(self, backend: Backend, config: JudgeConfig, mode: str) -> dict[str, Any]:
+        """Cold first batch, ``repeat`` warm runs over every row, the one-row loop on request."""
+        spec, rows = self.spec, list(self.spec.rows)
+        wrapped = timed(backend)
+        engine = Engine(config, wrapped, chunk_size=max(len(rows), 1))
+        name = engine.judges[0].name
+        where = f"[{self.step}/{self.steps}] {backend.model_id} / {name} / {mode}"
+        entry: dict[str, Any] = {"judge": name, "config": config.source, "mode": mode}
+
+        def run(part: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+            wrapped.record = type(wrapped.record)()
+            stats = getattr(backend, "prefix_cache_stats", None)
+            before = stats() if callable(stats) else None
+            with PeakMemory() as memory:
+                started = time.perf_counter()
+                outputs = engine.outputs(list(part))
+                seconds = time.perf_counter() - started
+            after = stats() if before is not None and callable(stats) else None
+            cache = (before, after) if before is not None and after is not None else None
+            result = metrics(outputs, seconds, wrapped.record, cache, labels_only=mode == "logprobs")
+            result["peak_rss_mb"] = round(memory.rss_mb, 1)
+            result["peak_gpu_mb"] = memory.gpu_mb
+            return result
+
+        def reset() -> None:
+            method = getattr(backend, "reset_prefix_cache", None)
+            if callable(method):
+                method()
+
+        reset()
+        self.say(f"{where}: cold batch of {min(spec.cold_rows, len(rows))} rows")
+        entry["cold"] = run(rows[: max(1, spec.cold_rows)])
+        runs = []
+        for number in range(spec.repeat):
+            reset()
+            self.say(f"{where}: {len(rows)} rows, run {number + 1} of {spec.repeat}")
+            runs.append(run(rows))
+            self.say(
+                f"{where}: {runs[-1]['rows_per_s']} rows/s, {runs[-1]['output_tokens_per_s']} output tokens/s"
+            )
+        entry["warm"] = min(runs, key=lambda r: r["seconds"])
+        entry["runs"] = runs
+        if spec.one_row:
+            loop_rows = rows[: spec.one_row]
+            reset()
+            self.say(f"{where}: the same {len(loop_rows)} rows batched, then one row at a time")
+            batched = run(loop_rows)
+            reset()
+            tokens = 0
+            started = time.perf_counter()
+            for row in loop_rows:
+                outputs = engine.outputs([row])
+                tokens += sum(o.completion_tokens or 0 for outs in outputs.values() for o in outs)
+            seconds = time.perf_counter() - started
+            entry["one_row"] = {
+                "rows": len(loop_rows),
+                "seconds": round(seconds, 3),
+                "rows_per_s": round(len(loop_rows) / seconds, 3) if seconds else None,
+                "output_tokens_per_s": round(tokens / seconds, 1) if seconds else None,
+                "batched_same_rows": batched,
+            }
+            entry["batched_over_one_row"] = (
+                round(batched["rows_per_s"] / entry["one_row"]["rows_per_s"], 3)
+                if entry["one_row"]["rows_per_s"]
+                else None
+            )
+        return entry
+
+
+def run_bench(
+    spec: BenchSpec,
+    factory: Callable[[InferenceConfig], Backend] | None = None,
+    progress: IO[str] | None = sys.stderr,
+) -> dict[str, Any]:
+    """Measure ``spec`` (see :class:`Bench`); the result as ``bench.json`` holds it."""
+    return Bench(spec, factory, progress).run()

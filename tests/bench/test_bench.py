@@ -1,0 +1,165 @@
+"""``jurist bench``: the measurements' keys and values on the scripted backend, the refusals, the written
+files (a real PNG), and the command on the tiny random model with both modes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import have
+from jurist import ScriptedBackend
+from jurist.backends.base import GenerationRequest, LabelRequest
+from jurist.backends.scripted import ScriptedStreamingBackend
+from jurist.bench import BenchSpec, run_bench, write
+from jurist.bench.measure import percentile
+from jurist.config.inference import InferenceConfig
+from jurist.errors import ConfigError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+JUDGE = {
+    "name": "j",
+    "judge_params": {
+        "prompt_template": "Q: {question}",
+        "judgment_type": "BOOL",
+        "include_explanation": True,
+    },
+}
+METRICS = {
+    "rows", "seconds", "rows_per_s", "prompt_tokens", "output_tokens", "prompt_tokens_per_s",
+    "output_tokens_per_s", "judged", "parse_rate", "valid_rows", "valid_rows_per_s", "statuses",
+    "prefix_cache_hit_rate", "latency_p50_s", "latency_p95_s", "peak_rss_mb", "peak_gpu_mb",
+}  # fmt: skip
+ROWS = [{"question": f"is {i} even?"} for i in range(12)] + [{"other": "no question"}]
+
+
+def answer(request: GenerationRequest) -> str:
+    text = request.messages[-1].content
+    if "7" in text:
+        return "not json"
+    return json.dumps({"explanation": "checked", "judgment": "Yes" if len(text) % 2 else "No"})
+
+
+def labels(request: LabelRequest) -> dict[str, float]:
+    return {label: -0.1 * (i + 1) for i, label in enumerate(request.labels)}
+
+
+def check_png(path: Path) -> None:
+    assert path.read_bytes()[:8] == PNG_MAGIC
+    from PIL import Image
+
+    with Image.open(path) as image:
+        image.verify()
+        assert image.size[0] > 300 and image.size[1] > 200
+
+
+def test_scripted_bench_measures_every_model_and_mode(tmp_path: Path) -> None:
+    loaded: list[str | None] = []
+
+    def factory(config: InferenceConfig) -> Any:
+        loaded.append(config.model.model_name)
+        if config.model.model_name == "streams":
+            return ScriptedStreamingBackend(answer, labels=labels, model_id="streams", window=4)
+        return ScriptedBackend(answer, labels=labels, model_id=config.model.model_name or "scripted")
+
+    spec = BenchSpec(
+        judges=[JUDGE],
+        rows=ROWS,
+        models=["batches", "streams"],
+        modes=["generation", "logprobs"],
+        repeat=2,
+        cold_rows=3,
+        one_row=4,
+    )
+    bench = run_bench(spec, factory, progress=None)
+    assert loaded == ["batches", "streams"]  # one after another, once each
+    assert {"benchmark", "started", "environment", "settings", "results"} <= set(bench)
+    assert {"cpu", "cores", "gpus", "memory_gb"} <= set(bench["environment"]["machine"])
+    assert [(r["model"], r["mode"]) for r in bench["results"]] == [
+        ("batches", "generation"), ("batches", "logprobs"),
+        ("streams", "generation"), ("streams", "logprobs"),
+    ]  # fmt: skip
+    for entry in bench["results"]:
+        assert {"judge", "mode", "model", "load_seconds", "cold", "warm", "runs", "one_row",
+                "batched_over_one_row", "load_peak_rss_mb"} <= set(entry)  # fmt: skip
+        assert set(entry["warm"]) == METRICS
+        assert len(entry["runs"]) == 2 and entry["cold"]["rows"] == 3
+        warm = entry["warm"]
+        assert warm["rows"] == 13 and warm["judged"] == 12  # the row without a question is not sent
+        assert warm["statuses"].get("missing_input") == 1
+        assert warm["peak_rss_mb"] > 10
+    generation = bench["results"][0]["warm"]
+    # rows with a "7" in their prompt do not parse (7 of 12: "is 7 even?")
+    assert generation["parse_rate"] == round(11 / 12, 4) and generation["valid_rows"] == 11
+    assert bench["results"][1]["warm"]["parse_rate"] == 1.0  # LOGPROBS: no answer to parse
+    assert bench["results"][1]["warm"]["valid_rows"] == 12  # a score, no explanation to decode
+    assert generation["latency_p50_s"] is None  # a backend answering whole batches: no per-row latency
+    streamed = bench["results"][2]["warm"]
+    assert streamed["latency_p50_s"] is not None and streamed["latency_p95_s"] >= streamed["latency_p50_s"]
+    assert bench["results"][3]["warm"]["latency_p50_s"] is None  # LOGPROBS runs chunk by chunk
+
+    files = write(bench, tmp_path / "out")
+    assert json.loads(files["json"].read_text())["results"][0]["warm"]["rows"] == 13
+    table = files["markdown"].read_text()
+    assert "| batches | j | generation |" in table and "rows/s" in table
+    check_png(files["rows_per_s"])
+    check_png(files["tokens_per_s"])
+
+
+def test_refusals_name_the_reason() -> None:
+    with pytest.raises(ConfigError, match="issue 11"):
+        BenchSpec(judges=[JUDGE], rows=ROWS, modes=["reward"]).check()
+    with pytest.raises(ConfigError, match="unknown mode fast"):
+        BenchSpec(judges=[JUDGE], rows=ROWS, modes=["fast"]).check()
+    text = {"name": "t", "judge_params": {"prompt_template": "{question}", "judgment_type": "TEXT"}}
+    bench = run_bench(
+        BenchSpec(judges=[text, JUDGE], rows=ROWS[:3], modes=["logprobs"]),
+        lambda config: ScriptedBackend(answer, labels=labels),
+        progress=None,
+    )
+    refused, measured = bench["results"]
+    assert "LOGPROBS" in refused["error"] and "warm" not in refused
+    assert measured["warm"]["rows"] == 3
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([], 0.5) is None
+    assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0
+    assert percentile([float(i) for i in range(1, 101)], 0.95) == 95.0
+
+
+@pytest.mark.skipif(not have("vllm", "matplotlib"), reason="vLLM or matplotlib not installed")
+def test_bench_command_on_the_tiny_model(tiny_model_dir: Path, tmp_path: Path) -> None:
+    judge = tmp_path / "judge.yaml"
+    judge.write_text(
+        "judge_params:\n  prompt_template: 'Question: {question}'\n  judgment_type: BOOL\n"
+        "  include_explanation: true\n  max_explanation_chars: 30\n"
+        "inference_config:\n  engine_params: {gpu_memory_utilization: 0.05}\n"
+    )
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps({"question": f"Is {i} prime?"}) + "\n" for i in range(30)))
+    out = tmp_path / "bench"
+    command = [
+        sys.executable, "-m", "jurist", "bench", "-c", str(judge), "-i", str(source), "-o", str(out),
+        "--model", str(tiny_model_dir), "--modes", "generation,logprobs", "--rows", "16", "--cold-rows", "4",
+        "--one-row", "--one-row-rows", "3",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[bench]" in done.stderr  # progress
+    bench = json.loads((out / "bench.json").read_text())
+    assert [r["mode"] for r in bench["results"]] == ["generation", "logprobs"]
+    for entry in bench["results"]:
+        assert set(entry["warm"]) == METRICS
+        assert entry["warm"]["rows"] == 16 and entry["load_seconds"] > 0
+        assert entry["warm"]["prefix_cache_hit_rate"] is not None  # vLLM reports its cache
+        assert entry["batched_over_one_row"] > 0
+    assert bench["results"][0]["warm"]["latency_p95_s"] is not None  # vLLM streams: per-row latency
+    assert bench["results"][1]["warm"]["parse_rate"] == 1.0
+    check_png(out / "rows_per_s.png")
+    check_png(out / "tokens_per_s.png")
+    assert "| generation |" in (out / "bench.md").read_text()

@@ -1,0 +1,63 @@
+"""Backend factories for worker processes (data-parallel workers and Ray actors import them by name): the
+scripted backend answering from the request alone, so any placement of a request gives the same answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from jurist import ScriptedBackend
+from jurist.backends.base import Backend, GenerationRequest, LabelRequest
+from jurist.backends.default_model import DEFAULT_MODEL_LABEL
+from jurist.config.inference import InferenceConfig
+
+JUDGE = {"name": "j", "judge_params": {"prompt_template": "Q: {question}", "include_explanation": True}}
+PAIR = {
+    "name": "p",
+    "judge_params": {"prompt_template": "{question}\nA: {response_a}\nB: {response_b}"},
+    "pairwise_judge_params": {},
+}
+LABELS = {
+    "name": "l",
+    "judge_params": {"prompt_template": "Q: {question}", "judgment_type": "BOOL", "scoring": "LOGPROBS"},
+}
+
+
+def answer(request: GenerationRequest) -> str:
+    text = request.messages[-1].content
+    if "\nA: " in text:
+        return json.dumps({"judgment": "A" if "first" in text.split("A: ")[1][:8] else "B"})
+    if "poison" in text:
+        raise ValueError("this request breaks the engine")
+    return json.dumps({"explanation": text[-12:], "judgment": "Yes" if len(text) % 2 else "No"})
+
+
+def labels(request: LabelRequest) -> Mapping[str, float]:
+    share = (len(request.messages[-1].content) % 10 + 1) / 12
+    return {label: (-share if i == 0 else -1 - share) for i, label in enumerate(request.labels)}
+
+
+def scripted() -> Backend:
+    """A batch that holds a "poison" row raises as a whole (the engine must narrow it down)."""
+    return ScriptedBackend(answer, labels=labels)
+
+
+def scripted_for(config: InferenceConfig) -> Backend:
+    """A factory of the shape ``Engine(backend_factory=...)`` takes; the model named as a real backend names
+    it (the configured model, or the default model's label)."""
+    return ScriptedBackend(answer, labels=labels, model_id=config.model.model_name or DEFAULT_MODEL_LABEL)
+
+
+class Counting(ScriptedBackend):
+    """Counts the requests it served (``served()``), to see how work was spread."""
+
+    def served(self) -> int:
+        return len(self.requests)
+
+
+def scripted_for_worker() -> Backend:
+    return Counting(answer, labels=labels)
+
+
+def cannot_load() -> Backend:
+    raise RuntimeError("no model here")
