@@ -29,7 +29,8 @@ Answer = str | Completion
 
 
 class ScriptedBackend:
-    """Returns scripted completions; ``requests`` and ``calls`` record what was sent."""
+    """Returns scripted completions; ``requests`` and ``calls`` record what was sent (``record=False``
+    keeps only the call sizes, for runs too long to hold every request)."""
 
     def __init__(
         self,
@@ -40,8 +41,10 @@ class ScriptedBackend:
         max_prompt_chars: int | None = None,
         labels: Callable[[LabelRequest], Mapping[str, float] | LabelScores] | None = None,
         constraint_kinds: tuple[ConstraintKind, ...] = ALL_CONSTRAINT_KINDS,
+        record: bool = True,
     ) -> None:
         self._model_id = model_id
+        self._record = record
         self._constraint_kinds = constraint_kinds
         self._fn: Callable[[GenerationRequest], Answer] | None = None
         self._answers: Iterator[Answer] | None = None
@@ -69,7 +72,8 @@ class ScriptedBackend:
         self.calls.append(len(requests))
         out: list[Completion] = []
         for request in requests:
-            self.requests.append(request)
+            if self._record:
+                self.requests.append(request)
             prompt_chars = sum(len(m.content) for m in request.messages)
             if self.max_prompt_chars is not None and prompt_chars > self.max_prompt_chars:
                 out.append(Completion("", "too_long", prompt_tokens=prompt_chars, error="prompt too long"))
@@ -91,7 +95,8 @@ class ScriptedBackend:
         self.calls.append(len(requests))
         out: list[LabelScores] = []
         for request in requests:
-            self.label_requests.append(request)
+            if self._record:
+                self.label_requests.append(request)
             if self._labels is None:
                 raise RuntimeError("ScriptedBackend has no label script (pass labels=...)")
             answer = self._labels(request)
