@@ -8,6 +8,8 @@
     jurist info RESULTS             where results came from (versions, models, options, statuses)
     jurist agree RESULTS ...        judges against human labels
     jurist calibrate RESULTS ...    fit a calibration map
+    jurist filter RESULTS -o KEPT   keep rows by gates, predicates, quantiles, top-k
+    jurist pairs RESULTS -o PAIRS   preference pairs for DPO
 
 Dotted options after the named ones override config keys, as in ``oumi judge dataset``. The commands
 live in :mod:`.judging` and :mod:`.analysis`; they are registered here, explicitly.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, judging
+from jurist.cli import analysis, judging, training
 from jurist.cli.common import EXTRA
 
 app = typer.Typer(
@@ -36,6 +38,8 @@ app.command("list")(judging.list_judges)
 app.command("info")(analysis.info)
 app.command("agree")(analysis.agree)
 app.command("calibrate")(analysis.calibrate)
+app.command("filter")(training.filter_command)
+app.command("pairs")(training.pairs_command)
 
 
 def main() -> None:
