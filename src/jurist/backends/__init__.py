@@ -6,7 +6,7 @@ functions that use them, so importing any backend module stays fast on machines 
 
 from __future__ import annotations
 
-from jurist.backends import transformers, vllm
+from jurist.backends import hf_reward, transformers, vllm
 from jurist.backends.base import (
     ALL_CONSTRAINT_KINDS,
     Backend,
@@ -60,12 +60,14 @@ def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 
 
 def create_backend(config: InferenceConfig) -> Backend:
-    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); a remote
-    server is checked to answer at all."""
+    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); on NATIVE a
+    sequence-classification model gets the reward backend; a remote server is checked to answer at all."""
     engine = config.engine
     backend: Backend
     if engine is InferenceEngine.VLLM:
         backend = vllm.VLLMBackend(config)
+    elif engine is InferenceEngine.NATIVE and hf_reward.is_sequence_classifier(config):
+        backend = hf_reward.TransformersRewardBackend(config)
     elif engine is InferenceEngine.NATIVE:
         backend = transformers.TransformersBackend(config)
     elif engine in (InferenceEngine.REMOTE_VLLM, InferenceEngine.OPENAI):

@@ -3,8 +3,9 @@
 It goes through the same door as the real engines: the engine cannot tell it apart. The script is a
 callable ``(request) -> str | Completion`` or a sequence of answers consumed in order (cycled when
 ``cycle=True``). ``labels`` scripts label scoring (``judge_params.scoring: LOGPROBS``): a callable
-``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`. ``constraint_kinds``
-says which constraints it claims to enforce (all, by default), so tests can play any engine.
+``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`; ``rewards`` scripts reward
+models (reward judges): ``(reward_request) -> logits`` or a :class:`RewardScores`. ``constraint_kinds`` says
+which constraints it claims to enforce (all, by default), so tests can play any engine.
 :class:`ScriptedStreamingBackend` also streams, answering out of order as an engine kept full does.
 """
 
@@ -23,6 +24,8 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScores,
     RequestFeed,
+    RewardRequest,
+    RewardScores,
 )
 
 Answer = str | Completion
@@ -40,6 +43,7 @@ class ScriptedBackend:
         cycle: bool = False,
         max_prompt_chars: int | None = None,
         labels: Callable[[LabelRequest], Mapping[str, float] | LabelScores] | None = None,
+        rewards: Callable[[RewardRequest], Sequence[float] | RewardScores] | None = None,
         constraint_kinds: tuple[ConstraintKind, ...] = ALL_CONSTRAINT_KINDS,
         record: bool = True,
     ) -> None:
@@ -55,6 +59,8 @@ class ScriptedBackend:
             self._answers = itertools.cycle(answers) if cycle else iter(answers)
         self.max_prompt_chars = max_prompt_chars
         self._labels = labels
+        self._rewards = rewards
+        self.reward_requests: list[RewardRequest] = []
         self.label_requests: list[LabelRequest] = []
         self.requests: list[GenerationRequest] = []
         self.calls: list[int] = []
@@ -85,6 +91,19 @@ class ScriptedBackend:
                 out.append(
                     Completion(answer, "stop", prompt_tokens=prompt_chars, completion_tokens=len(answer))
                 )
+        return out
+
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+        """Scripted reward-model outputs (logits), one entry per request."""
+        self.calls.append(len(requests))
+        if self._rewards is None:
+            raise RuntimeError("ScriptedBackend has no reward script (pass rewards=...)")
+        out: list[RewardScores] = []
+        for request in requests:
+            if self._record:
+                self.reward_requests.append(request)
+            answer = self._rewards(request)
+            out.append(answer if isinstance(answer, RewardScores) else RewardScores(tuple(answer), "stop"))
         return out
 
     def describe(self) -> dict[str, str]:

@@ -3,6 +3,7 @@
 ``Judge(config)`` (or :meth:`Judge.from_config`) builds the judge's parts once
 (:class:`~jurist.judges.parts.JudgeParts`: output spec, prompt, reader, scorer, requests) and the kind that
 uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``,
+:class:`~jurist.judges.reward.RewardJudge` for ``reward_judge_params``,
 :class:`~jurist.judges.pointwise.PointwiseJudge` otherwise. The engine only talks to this class.
 """
 
@@ -22,6 +23,7 @@ from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
+from jurist.judges.reward import RewardJudge
 from jurist.render.prompts import PromptBuilder
 from jurist.render.templates import MissingValue
 
@@ -29,6 +31,8 @@ from jurist.render.templates import MissingValue
 def _kind_for(parts: JudgeParts) -> JudgeKind:
     if parts.config.is_pairwise:
         return PairwiseJudge(parts)
+    if parts.config.is_reward:
+        return RewardJudge(parts)
     return PointwiseJudge(parts)
 
 
@@ -63,11 +67,11 @@ class Judge:
 
     @property
     def prompt_hash(self) -> str:
-        return self.parts.prompt_hash
+        return self.kind.prompt_hash
 
     @property
     def schema_hash(self) -> str:
-        return self.parts.schema_hash
+        return self.kind.schema_hash
 
     @property
     def max_tokens(self) -> int:

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from jurist.answer.reading import Reading
-from jurist.backends.base import ConstraintKind, LabelScores
+from jurist.backends.base import ConstraintKind
 from jurist.config.models import PairwiseJudgeParams
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
@@ -130,8 +130,7 @@ class PairwiseJudge(JudgeKind):
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
         """Both orders' answers -> the winner by the MT-Bench rule."""
-        reader = self.parts.reader
-        orders = [reader.read_labels(a) if isinstance(a, LabelScores) else reader.read(a) for a in answers]
+        orders = [self.parts.reader.read_answer(a) for a in answers]
         values = self._empty_values()
         explained = any(f.name == "explanation" for f in self.spec.fields)
         for key, reading in zip(ORDERS, orders, strict=True):
