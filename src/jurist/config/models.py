@@ -58,9 +58,12 @@ class JudgeParams(StrictModel):
         default=False,
         description="In GENERATE scoring, also read each label field's distribution from token logprobs.",
     )
-    target_error_field: str | None = Field(
-        default="error",
-        description="A row whose value here is non-empty is an errored target: not judged (target_error).",
+    target_error_field: str | list[str] | None = Field(
+        default_factory=lambda: ["error", "output.error"],
+        description=(
+            "Column(s) or dotted path(s) whose non-empty value makes the row an errored target, not judged "
+            "(target_error): by default an ``error`` column or a nested ``output.error``; null turns it off."
+        ),
     )
 
     @field_validator("judgment_scores", mode="before")

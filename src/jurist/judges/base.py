@@ -70,16 +70,19 @@ class JudgeKind(ABC):
         return self.parts.schema_hash
 
     def target_error(self, row: Mapping[str, Any]) -> str | None:
-        """The error an errored target carries (``judge_params.target_error_field``), else None (the row is
-        then not judged)."""
-        path = self.config.judge_params.target_error_field
-        if not path:
-            return None
-        steps = tuple(path.split("."))
-        value = lookup(row, steps)
-        if value is None and steps[0] in NAMESPACE_ROOTS:  # e.g. output.error, derived from columns
-            value = lookup(build_namespace(row), steps)
-        return str(value) if value not in (None, "") else None
+        """The error an errored target carries (the first non-empty ``judge_params.target_error_field``),
+        else None; a row with one is not judged."""
+        paths = self.config.judge_params.target_error_field
+        if isinstance(paths, str):
+            paths = [paths]
+        for path in paths or ():
+            steps = tuple(path.split("."))
+            value = lookup(row, steps)
+            if value is None and steps[0] in NAMESPACE_ROOTS:
+                value = lookup(build_namespace(row), steps)  # e.g. output.error from an error column
+            if value not in (None, ""):
+                return str(value)
+        return None
 
     @abstractmethod
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:
