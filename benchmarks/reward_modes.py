@@ -48,7 +48,7 @@ def build_reward_model(folder: Path) -> Path:
     ).eval()
     model.save_pretrained(str(folder), safe_serialization=True)
     for file in source.iterdir():
-        if file.name.startswith(("tokenizer", "special_tokens", "vocab", "merges", "generation_config")):
+        if file.name.startswith(("tokenizer", "chat_template", "special_tokens", "vocab", "merges")):
             shutil.copy(file, folder / file.name)
     return folder
 
@@ -62,6 +62,8 @@ def measure_engine(
     table = engine.run(rows)
     seconds = time.perf_counter() - started
     statuses = table[f"{name}.status"].to_pylist()
+    if "ok" not in statuses:  # a broken mode must not pass for a fast one
+        raise SystemExit(f"{name}: no row is ok; first error: {table[f'{name}.error'][0].as_py()}")
     scores = [s for s in table[f"{name}.{score_column}"].to_pylist() if s is not None]
     return {
         "rows": len(rows),
