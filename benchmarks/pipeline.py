@@ -45,7 +45,9 @@ def child(source: str, output: str) -> None:
     from jurist import Engine, ScriptedBackend
 
     started = time.perf_counter()
-    summary = Engine("generic/truthfulness", ScriptedBackend([ANSWER], cycle=True)).run_file(source, output)
+    summary = Engine("generic/truthfulness", ScriptedBackend([ANSWER], cycle=True, record=False)).run_file(
+        source, output
+    )
     seconds = time.perf_counter() - started
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     statuses = summary.judges["truthfulness"].statuses

@@ -137,11 +137,24 @@ def test_the_format_check_finds_a_comparison(tmp_path: Path) -> None:
     assert _format_comparisons(path) == [2]
 
 
-VLLM_NAMES = re.compile(
-    r"\b(gpu_memory_utilization|tensor_parallel_size|enable_prefix_caching|enforce_eager|max_num_seqs|"
-    r"max_num_batched_tokens|kv_cache_memory_bytes|structured_outputs|StructuredOutputsParams|SamplingParams|"
-    r"TokensPrompt|logprob_token_ids|distributed_executor_backend|prompt_token_ids)\b"
+_VLLM_ARGUMENTS = (
+    "gpu_memory_utilization|tensor_parallel_size|enable_prefix_caching|enforce_eager|max_num_seqs|"
+    "max_num_batched_tokens|kv_cache_memory_bytes|structured_outputs|logprob_token_ids|"
+    "distributed_executor_backend|prompt_token_ids|use_activation|pooling_params|output_kind"
 )
+# a vLLM argument passed by keyword or as a dict key, or one of vLLM's parameter classes
+VLLM_NAMES = re.compile(
+    rf"\b(?:{_VLLM_ARGUMENTS})\s*=(?!=)|[\"'](?:{_VLLM_ARGUMENTS})[\"']\s*:"
+    r"|\b(?:StructuredOutputsParams|SamplingParams|TokensPrompt|PoolingParams|RequestOutputKind)\b"
+)
+
+
+def test_the_vllm_name_check_finds_arguments_not_attributes() -> None:
+    assert VLLM_NAMES.search("LLM(gpu_memory_utilization=0.2)")
+    assert VLLM_NAMES.search('{"structured_outputs": x}')
+    assert VLLM_NAMES.search("from vllm import SamplingParams")
+    assert not VLLM_NAMES.search("len(output.prompt_token_ids or ())")
+    assert not VLLM_NAMES.search("if ep.gpu_memory_utilization == 1:")
 
 
 def test_vllm_argument_names_live_in_the_vllm_backend_only() -> None:

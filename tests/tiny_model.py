@@ -316,3 +316,21 @@ if __name__ == "__main__":  # manual check: python tests/tiny_model.py /tmp/tiny
     t0 = time.perf_counter()
     out = build_tiny_model(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tiny_model"))
     print(f"built {out} in {time.perf_counter() - t0:.1f}s:", sorted(p.name for p in out.iterdir()))
+
+
+def build_tiny_classifier(path: Path, *, num_labels: int = 1, seed: int = 0) -> Path:
+    """The tiny model's tokenizer and backbone shape as a random-weight ``LlamaForSequenceClassification``
+    with ``num_labels`` outputs (a reward model for one label, a classifier otherwise)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForSequenceClassification
+
+    build_tiny_model(path, seed=seed)
+    config = LlamaConfig.from_pretrained(str(path))
+    config.num_labels = num_labels
+    config.architectures = ["LlamaForSequenceClassification"]
+    torch.manual_seed(seed + 1)
+    model = LlamaForSequenceClassification(config).to(torch.bfloat16).eval()
+    for file in Path(path).glob("model*.safetensors"):
+        file.unlink()
+    model.save_pretrained(str(path), safe_serialization=True)
+    return Path(path)

@@ -171,3 +171,14 @@ def test_quiet_keeps_the_summary(server: ChatServer, tmp_path: Path) -> None:
     config, data = setup(tmp_path, ROWS)
     result = judge(config, data, tmp_path / "q.parquet", server.url, "--quiet")
     assert result.returncode == 0 and result.stderr == "" and "30 rows" in result.stdout
+
+
+def test_keep_scores_and_filters_in_one_pass(server: ChatServer, tmp_path: Path) -> None:
+    config, data = setup(tmp_path, ROWS)
+    out = tmp_path / "scored.parquet"
+    result = judge(config, data, out, server.url, "--keep", "judge.judgment")
+    assert result.returncode == 0, result.stderr
+    assert "kept 20 of 30 rows" in result.stdout  # "good" questions are judged Yes
+    kept = pq.read_table(tmp_path / "scored.kept.parquet")
+    assert all(q.startswith("good") for q in kept["question"].to_pylist())
+    assert pq.read_table(out).num_rows == 30  # the full results stay

@@ -184,8 +184,8 @@ class TestRenderLenient:
 
 class TestSubstitute:
     def test_replaces_only_given_names(self) -> None:
-        template = Template("{fmt} {request} {{fmt}}").substitute({"fmt": "JSON"})
-        assert template.text == "JSON {request} {{fmt}}"
+        template = Template("{fmt} {request} {{fmt}} {{fmt.name}}").substitute({"fmt": "JSON"})
+        assert template.text == "JSON {request} JSON {{fmt.name}}"
         assert template.names == {"request", "fmt"}
         assert template.placeholders[-1].dotted is True
 

@@ -58,6 +58,14 @@ class AnswerReader:
         # fixed per judge, read on every row: computed once here
         self.contexts: dict[str, LabelContext] = {f.name: spec.label_context(f) for f in label_fields}
 
+    def read_answer(self, answer: object) -> Reading:
+        """A completion or a LOGPROBS label-scores answer, read."""
+        if isinstance(answer, LabelScores):
+            return self.read_labels(answer)
+        if isinstance(answer, Completion):
+            return self.read(answer)
+        raise TypeError(f"a generative judge reads completions or label scores, not {type(answer).__name__}")
+
     def read(self, completion: Completion) -> Reading:
         """Parse one completion (and read its label fields' distributions when asked for)."""
         tokens: dict[str, Any] = {

@@ -6,7 +6,7 @@ functions that use them, so importing any backend module stays fast on machines 
 
 from __future__ import annotations
 
-from jurist.backends import parallel, transformers, vllm
+from jurist.backends import hf_reward, parallel, transformers, vllm
 from jurist.backends.base import (
     ALL_CONSTRAINT_KINDS,
     Backend,
@@ -61,9 +61,9 @@ def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 
 
 def create_backend(config: InferenceConfig) -> Backend:
-    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); a remote
-    server is checked to answer at all. ``engine_params.data_parallel: N`` runs N engine processes
-    (:mod:`jurist.backends.parallel`)."""
+    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); on NATIVE a
+    sequence-classification model gets the reward backend; a remote server is checked to answer at all.
+    ``engine_params.data_parallel: N`` runs N engine processes (:mod:`jurist.backends.parallel`)."""
     if parallel.DATA_PARALLEL_KEY in config.engine_params:
         inner, workers = parallel.split_config(config)
         if workers > 1:
@@ -73,6 +73,8 @@ def create_backend(config: InferenceConfig) -> Backend:
     backend: Backend
     if engine is InferenceEngine.VLLM:
         backend = vllm.VLLMBackend(config)
+    elif engine is InferenceEngine.NATIVE and hf_reward.is_sequence_classifier(config):
+        backend = hf_reward.TransformersRewardBackend(config)
     elif engine is InferenceEngine.NATIVE:
         backend = transformers.TransformersBackend(config)
     elif engine in (InferenceEngine.REMOTE_VLLM, InferenceEngine.OPENAI):

@@ -137,6 +137,32 @@ class LabelScores:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class RewardRequest:
+    """Score a whole conversation with a reward model or classifier: ``messages`` end with the assistant's
+    response, and the model's chat template is applied as it expects (no generation prompt)."""
+
+    messages: tuple[Message, ...]
+
+
+@dataclass(frozen=True)
+class RewardScores:
+    """The answer to a :class:`RewardRequest`: the model's raw output ``logits`` (one for a reward model,
+    one per label for a classifier); ``finish_reason`` as for :class:`Completion`."""
+
+    logits: tuple[float, ...] | None
+    finish_reason: FinishReason = "stop"
+    prompt_tokens: int = 0
+    error: str | None = None
+
+
+@runtime_checkable
+class RewardScorer(Protocol):
+    """A backend running a sequence-classification model (a reward model or a classifier)."""
+
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]: ...
+
+
 @runtime_checkable
 class LabelScorer(Protocol):
     """A backend that can score labels without decoding (``judge_params.scoring: LOGPROBS``)."""

@@ -20,19 +20,22 @@ class ChatRenderer:
         self._tokenizer = tokenizer
         self._fold_system = False
 
-    def text(self, messages: Sequence[Message]) -> str:
-        """The prompt text of ``messages``, ending with the assistant turn's opening."""
+    def text(self, messages: Sequence[Message], *, generation_prompt: bool = True) -> str:
+        """The prompt text of ``messages``, ending with the assistant turn's opening (``generation_prompt``;
+        off for a conversation that ends with the assistant's answer, as a reward model scores it)."""
         dicts = [m.as_dict() for m in messages]
         if self._fold_system:
             dicts = fold_system(dicts)
         try:
-            text = self._tokenizer.apply_chat_template(dicts, add_generation_prompt=True, tokenize=False)
+            text = self._tokenizer.apply_chat_template(
+                dicts, add_generation_prompt=generation_prompt, tokenize=False
+            )
         except Exception:
             if self._fold_system or not dicts or dicts[0]["role"] != "system":
                 raise
             self._fold_system = True  # e.g. Gemma's template: "System role not supported"
             text = self._tokenizer.apply_chat_template(
-                fold_system(dicts), add_generation_prompt=True, tokenize=False
+                fold_system(dicts), add_generation_prompt=generation_prompt, tokenize=False
             )
         return str(text)
 

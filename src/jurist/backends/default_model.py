@@ -99,7 +99,7 @@ def gguf_source_path() -> pathlib.Path:
 def default_model_path(cache_dir: pathlib.Path | None = None) -> pathlib.Path:
     """Return a local HF folder holding SmolLM2-135M-Instruct, converting the GGUF on the first call.
 
-    The folder holds ``config.json``, ``model.safetensors`` (float32), ``generation_config.json``,
+    The folder holds ``config.json``, ``model.safetensors`` (bfloat16), ``generation_config.json``,
     ``tokenizer.json``, ``tokenizer_config.json``, ``chat_template.jinja`` and ``jurist_conversion.json``
     (where it came from). It is ``<cache_dir>/<key>``, where the key combines the GGUF file's size and
     modification time with the conversion version; a missing folder is converted (about 25 s on two CPU

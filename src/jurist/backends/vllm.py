@@ -38,11 +38,14 @@ from jurist.backends.base import (
     LabelScores,
     Message,
     RequestFeed,
+    RewardRequest,
+    RewardScores,
 )
-from jurist.backends.chat import ChatRenderer, clean_text
+from jurist.backends.chat import ChatRenderer
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
 from jurist.backends.label_trie import split_labels, trie_scores
 from jurist.backends.placement import cpu_kv_cache_bytes, environment, gpu_name, vllm_on_cpu
+from jurist.backends.vllm_outputs import completion_from, prefix_cache_stats
 from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
@@ -317,7 +320,7 @@ class VLLMBackend:
         if prompts:
             outputs = self._run(prompts, params)
             for index, output in zip(sent, outputs, strict=True):
-                results[index] = self._completion(output, requests[index])
+                results[index] = completion_from(output, requests[index])
         return [r for r in results if r is not None]
 
     def _submit(self, prompts: list[Any], params: list[Any]) -> list[str]:
@@ -385,7 +388,7 @@ class VLLMBackend:
                 for output in engine.step():
                     if output.finished and output.request_id in inflight:
                         key, request = inflight.pop(output.request_id)
-                        yield key, self._completion(output, request)
+                        yield key, completion_from(output, request)
         finally:
             if inflight:
                 engine.abort_request(list(inflight))
@@ -399,33 +402,6 @@ class VLLMBackend:
             "weights": weights_fingerprint(self._path),
             **self._settings,
         }
-
-    @staticmethod
-    def _completion(output: Any, request: GenerationRequest) -> Completion:
-        choice = output.outputs[0]
-        reason = choice.finish_reason
-        finish = "length" if reason == "length" else "stop" if reason in ("stop", None) else "error"
-        token_logprobs = None
-        tokens = None
-        if request.logprobs is not None and choice.logprobs is not None:
-            token_logprobs = tuple(
-                {clean_text(lp.decoded_token or ""): float(lp.logprob) for lp in step.values()}
-                for step in choice.logprobs
-            )
-            tokens = tuple(
-                clean_text(step[token_id].decoded_token or "")
-                for token_id, step in zip(choice.token_ids, choice.logprobs, strict=False)
-            )
-        return Completion(
-            clean_text(choice.text),
-            finish,  # type: ignore[arg-type]
-            prompt_tokens=len(output.prompt_token_ids or ()),
-            completion_tokens=len(choice.token_ids),
-            cached_tokens=getattr(output, "num_cached_tokens", None),
-            error=None if finish != "error" else f"engine finished the request with {reason!r}",
-            token_logprobs=token_logprobs,
-            tokens=tokens,
-        )
 
     # ------------------------------------------------------------------------------------- labels
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
@@ -464,16 +440,35 @@ class VLLMBackend:
             results[index] = LabelScores(label_scores, "stop", prompt_tokens=len(prompts[index]))
         return [r for r in results if r is not None]
 
+    # ------------------------------------------------------------------------------------ rewards
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+        """The raw outputs of a sequence-classification model (vLLM's pooling runner, which vLLM picks for
+        ``*ForSequenceClassification`` models) for whole conversations, without its activation."""
+        from vllm import PoolingParams
+        from vllm.inputs import TokensPrompt
+
+        results: list[RewardScores | None] = [None] * len(requests)
+        prompts, sent = [], []
+        for index, request in enumerate(requests):
+            ids = self._encode(self._chat.text(request.messages, generation_prompt=False))
+            if len(ids) > self.max_model_len:
+                results[index] = RewardScores(None, "too_long", len(ids), error=self._too_long(len(ids)))
+                continue
+            prompts.append(TokensPrompt(prompt_token_ids=ids))
+            sent.append((index, len(ids)))
+        if prompts:
+            outputs = self._llm.classify(
+                prompts, pooling_params=PoolingParams(use_activation=False), use_tqdm=False
+            )
+            for (index, length), output in zip(sent, outputs, strict=True):
+                logits = tuple(float(v) for v in output.outputs.probs)
+                results[index] = RewardScores(logits, "stop", prompt_tokens=length)
+        return [r for r in results if r is not None]
+
     # ------------------------------------------------------------------------------------ metrics
     def prefix_cache_stats(self) -> dict[str, float]:
         """Prefix-cache queries and hits (in tokens) since the engine started."""
-        totals = {"queries": 0.0, "hits": 0.0}
-        for metric in self._llm.get_metrics():
-            if metric.name == "vllm:prefix_cache_queries":
-                totals["queries"] += float(getattr(metric, "value", 0.0))
-            elif metric.name == "vllm:prefix_cache_hits":
-                totals["hits"] += float(getattr(metric, "value", 0.0))
-        return totals
+        return prefix_cache_stats(self._llm.get_metrics())
 
     def reset_prefix_cache(self) -> None:
         """Empty the prefix cache (benchmarks reset it so one measurement does not warm the next)."""

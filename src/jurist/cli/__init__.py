@@ -8,16 +8,20 @@
     jurist info RESULTS             where results came from (versions, models, options, statuses)
     jurist agree RESULTS ...        judges against human labels
     jurist calibrate RESULTS ...    fit a calibration map
+    jurist filter RESULTS -o KEPT   keep rows by gates, predicates, quantiles, top-k
+    jurist pairs RESULTS -o PAIRS   preference pairs for DPO
+    jurist bench -c C -i F          throughput of judges on models (rows/s, tokens/s, latency, memory)
 
 Dotted options after the named ones override config keys, as in ``oumi judge dataset``. The commands
-live in :mod:`.judging` and :mod:`.analysis`; they are registered here, explicitly.
+live in :mod:`.judging`, :mod:`.analysis`, :mod:`.training` and :mod:`.bench`; they are registered here,
+explicitly.
 """
 
 from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, bench, judging
+from jurist.cli import analysis, bench, judging, training
 from jurist.cli.common import EXTRA
 
 app = typer.Typer(
@@ -37,6 +41,8 @@ app.command("info")(analysis.info)
 app.command("agree")(analysis.agree)
 app.command("calibrate")(analysis.calibrate)
 app.command("bench", context_settings=EXTRA)(bench.bench)
+app.command("filter")(training.filter_command)
+app.command("pairs")(training.pairs_command)
 
 
 def main() -> None:

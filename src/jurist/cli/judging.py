@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from jurist.analysis.calibration import Calibration
+from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.backends import check_engine_params, create_backend
 from jurist.backends.parallel import data_parallel_factory
 from jurist.cli.common import (
@@ -85,6 +86,13 @@ def judge_dataset(
     ] = 1.0,
     summary_json: Annotated[
         Path | None, typer.Option(help="Also write the run summary as JSON here.")
+    ] = None,
+    keep: Annotated[
+        list[str] | None,
+        typer.Option(help="Also write the rows that pass this predicate (and the gates of `jurist filter`)."),
+    ] = None,
+    kept: Annotated[
+        Path | None, typer.Option(help="Where --keep writes (default <output>.kept.<ext>).")
     ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress line (the summary stays).")
@@ -168,6 +176,16 @@ def judge_dataset(
         if summary_json is not None:
             summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         problem, code = failure_verdict(summary, max_failure_rate)
+        if keep and code == EXIT_OK:
+            target = kept or output.with_name(f"{output.stem}.kept{output.suffix}")
+            try:
+                typer.echo(
+                    "\n".join(
+                        [f"{target}:", *filter_file(output, target, FilterRules(where=tuple(keep))).lines()]
+                    )
+                )
+            except JuristError as exc:
+                problem, code = f"error: {exc}", EXIT_USAGE
     if problem:
         typer.echo(problem, err=True)
     raise typer.Exit(code)

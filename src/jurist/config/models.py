@@ -9,8 +9,9 @@ A config has three sections, as in Oumi:
 * ``inference_config`` (:class:`~jurist.config.inference.InferenceConfig`): the judge model, the engine
   that runs it and the generation parameters.
 
-jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``rag_judge_params`` (a RAG
-metric computed in steps, :mod:`jurist.rag.params`), ``name`` and ``description``. Every model rejects
+jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``reward_judge_params`` (a
+reward model or classifier as the judge), ``rag_judge_params`` (a RAG metric computed in steps,
+:mod:`jurist.rag.params`), ``name`` and ``description``. Every model rejects
 unknown keys; cross-section rules are checked when a config is built.
 """
 
@@ -60,9 +61,12 @@ class JudgeParams(StrictModel):
         default=False,
         description="In GENERATE scoring, also read each label field's distribution from token logprobs.",
     )
-    target_error_field: str | None = Field(
-        default="error",
-        description="A row whose value here is non-empty is an errored target: not judged (target_error).",
+    target_error_field: str | list[str] | None = Field(
+        default_factory=lambda: ["error", "output.error"],
+        description=(
+            "Column(s) or dotted path(s) whose non-empty value makes the row an errored target, not judged "
+            "(target_error): by default an ``error`` column or a nested ``output.error``; null turns it off."
+        ),
     )
 
     @field_validator("judgment_scores", mode="before")
@@ -165,6 +169,34 @@ class PairLabels(StrictModel):
         return self
 
 
+class RewardJudgeParams(StrictModel):
+    """A sequence-classification model as the judge (a jurist extension): a reward model such as
+    Skywork-Reward-V2 scores the conversation ``judge_params.prompt_template`` (the user turn) +
+    ``response_template`` (the assistant turn) with one number; a classifier gives one probability per
+    label. No text is generated."""
+
+    response_template: str = Field(default="{response}", description="The assistant turn that is scored.")
+    labels: list[str] | None = Field(
+        default=None, description="A classifier's label names, in output order (default label_0, label_1...)."
+    )
+    positive_label: str | None = Field(
+        default=None,
+        description="A classifier's label whose probability is the row's score (default: the last).",
+    )
+
+    @model_validator(mode="after")
+    def _positive_is_a_label(self) -> RewardJudgeParams:
+        if self.labels is not None and len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"labels must be distinct, got {self.labels}")
+        if (
+            self.positive_label is not None
+            and self.labels is not None
+            and self.positive_label not in self.labels
+        ):
+            raise ValueError(f"positive_label {self.positive_label!r} is not one of the labels {self.labels}")
+        return self
+
+
 class PairwiseJudgeParams(StrictModel):
     """Judging two responses to one question, in both orders (a jurist extension of Oumi's format).
 
@@ -212,6 +244,7 @@ class JudgeConfig(StrictModel):
     rubric_judge_params: RubricJudgeParams | None = None
     pairwise_judge_params: PairwiseJudgeParams | None = None
     rag_judge_params: RagJudgeParams | None = None
+    reward_judge_params: RewardJudgeParams | None = None
     inference_config: InferenceConfig = Field(default_factory=InferenceConfig)
 
     _source: str = PrivateAttr(default="<python>")
@@ -237,6 +270,10 @@ class JudgeConfig(StrictModel):
         return self.rag_judge_params is not None
 
     @property
+    def is_reward(self) -> bool:
+        return self.reward_judge_params is not None
+
+    @property
     def source(self) -> str:
         """Where the config came from: a file path, a built-in name or ``<python>``."""
         return self._source
@@ -249,13 +286,25 @@ class JudgeConfig(StrictModel):
     def _cross_checks(self) -> JudgeConfig:
         jp = self.judge_params
         rubric = self.rubric_judge_params
+        kinds = [
+            k for k in ("rubric", "pairwise", "reward") if getattr(self, f"{k}_judge_params") is not None
+        ]
+        if len(kinds) > 1:
+            named = " or ".join(f"{kind}_judge_params" for kind in kinds)
+            both = "both" if len(kinds) == 2 else "all of them"
+            raise ValueError(f"a judge has either {named}, not {both}")
+        if self.reward_judge_params is not None:
+            for key in ("scoring", "label_probabilities", "examples", "judgment_type", "judgment_scores"):
+                if key in jp.model_fields_set:
+                    raise ValueError(
+                        f"judge_params.{key} does not apply to a reward judge: it generates no answer (the "
+                        "model's output is the score)"
+                    )
         if self.rag_judge_params is not None:
-            other = rubric is not None or self.pairwise_judge_params is not None
+            other = len(kinds) > 0
             problem = self.rag_judge_params.problem_with(jp.model_fields_set, jp.prompt_template, other)
             if problem is not None:
                 raise ValueError(problem)
-        if rubric is not None and self.pairwise_judge_params is not None:
-            raise ValueError("a judge has either rubric_judge_params or pairwise_judge_params, not both")
         if rubric is not None:
             if not answer_format(jp.response_format).delimits_fields:
                 raise ValueError(

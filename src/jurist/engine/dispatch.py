@@ -1,7 +1,8 @@
 """Dispatch: a chunk's pending rows -> one backend call per round -> each row's output.
 
 Every round sends the requests of every pending row of the chunk in one call per request kind
-(generation requests to ``generate``, label requests to ``score_labels``) and feeds each row's step its
+(generation requests to ``generate``, label requests to ``score_labels``, reward requests to
+``score_rewards``) and feeds each row's step its
 answers, in request order. A step that needs more (a judge with several model calls per row) stays for the
 next round. When a call raises (or answers with the wrong count), it is split until the failing requests are
 found: only they get ``backend_error`` with the exception's text; nothing else is lost.
@@ -20,6 +21,9 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScorer,
     LabelScores,
+    RewardRequest,
+    RewardScorer,
+    RewardScores,
 )
 from jurist.engine.plan import ChunkPlan, RowTask
 from jurist.errors import JuristError
@@ -60,6 +64,7 @@ def answer(backend: Backend, requests: Sequence[Request]) -> list[Answer]:
     the answers come back in request order."""
     generation = [i for i, r in enumerate(requests) if isinstance(r, GenerationRequest)]
     labels = [i for i, r in enumerate(requests) if isinstance(r, LabelRequest)]
+    rewards = [i for i, r in enumerate(requests) if isinstance(r, RewardRequest)]
     answers: list[Answer | None] = [None] * len(requests)
     if generation:
         batch = [requests[i] for i in generation]
@@ -69,6 +74,10 @@ def answer(backend: Backend, requests: Sequence[Request]) -> list[Answer]:
         batch = [requests[i] for i in labels]
         for i, scored in zip(labels, score(backend, batch), strict=True):  # type: ignore[arg-type]
             answers[i] = scored
+    if rewards:
+        batch = [requests[i] for i in rewards]
+        for i, rewarded in zip(rewards, reward(backend, batch), strict=True):  # type: ignore[arg-type]
+            answers[i] = rewarded
     return [a for a in answers if a is not None]
 
 
@@ -87,6 +96,23 @@ def score(backend: Backend, requests: Sequence[LabelRequest]) -> list[LabelScore
         return LabelScores(None, "error", error=message)
 
     return isolated(call, requests, failed, f"backend {backend.model_id} label scoring")
+
+
+def reward(backend: Backend, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+    """Reward scores for every request (``error`` ones when the backend runs no sequence classifier, or
+    for the requests a failing call is narrowed down to)."""
+    if not isinstance(backend, RewardScorer):
+        message = f"backend {type(backend).__name__} runs no reward model or classifier"
+        return [RewardScores(None, "error", error=message) for _ in requests]
+    scorer = backend
+
+    def call(batch: Sequence[RewardRequest]) -> list[RewardScores]:
+        return scorer.score_rewards(batch)
+
+    def failed(message: str) -> RewardScores:
+        return RewardScores(None, "error", error=message)
+
+    return isolated(call, requests, failed, f"backend {backend.model_id} reward scoring")
 
 
 def generate(backend: Backend, requests: Sequence[GenerationRequest]) -> list[Completion]:

@@ -21,6 +21,9 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScorer,
     LabelScores,
+    RewardRequest,
+    RewardScorer,
+    RewardScores,
     describe,
 )
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL
@@ -77,6 +80,12 @@ class LazyBackend:
                 f"backend {type(backend).__name__} cannot score labels; LOGPROBS scoring needs engine VLLM"
             )
         return backend.score_labels(requests)
+
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+        backend = self.real()
+        if not isinstance(backend, RewardScorer):
+            raise TypeError(f"backend {type(backend).__name__} runs no reward model or classifier")
+        return backend.score_rewards(requests)
 
     def describe(self) -> dict[str, Any]:
         return describe(self._backend) if self._backend is not None else {"loaded": False}

@@ -6,7 +6,8 @@ Two schedules, the same results:
   :class:`Feed` plans chunks ahead (at most ``max_open`` at a time) and hands their requests to the backend
   while earlier ones still decode, so the engine never waits for a chunk's slowest row. Answers come back in
   any order; a chunk is yielded once all its rows have their output, and chunks are yielded in order.
-* **chunked** (any other backend, and judges that score labels, which have no decode tail): each chunk is
+* **chunked** (any other backend, and judges that score labels or rewards, which have no decode tail):
+  each chunk is
   planned, answered round by round (:func:`~jurist.engine.dispatch.run_plan`) and yielded in turn.
 
 If a stream fails as a whole, the requests it had taken and not answered are answered one batch at a time
@@ -61,11 +62,11 @@ def judge_chunks(
     """
     kinds = backend.constraint_kinds
     tally = tally if tally is not None else Tally()
-    scores_labels = any(j.parts.logprob_scoring for j in judges)
+    prefill_only = any(not j.kind.generates for j in judges)
     for chunk in chunks:
         ids = chunk_row_ids(chunk, id_column)
         plan = plan_chunk(judges, chunk.table.to_pylist(), ids, chunk.errors, kinds)
-        if plan.tasks and not scores_labels:
+        if plan.tasks and not prefill_only:
             real = backend.real() if isinstance(backend, LazyBackend) else backend
             if isinstance(real, StreamingBackend):
                 rest = itertools.chain([chunk], chunks)

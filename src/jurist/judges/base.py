@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurist.answer.spec import OutputSpec
-from jurist.backends.base import Completion, ConstraintKind, LabelScores
+from jurist.backends.base import Completion, ConstraintKind, LabelScores, RewardScores
 from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts, Request
+from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
+from jurist.render.templates import lookup
 
-Answer = Completion | LabelScores
+Answer = Completion | LabelScores | RewardScores
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,12 @@ class JudgeKind(ABC):
         self.config = parts.config
 
     @property
+    def generates(self) -> bool:
+        """Whether every request of this judge decodes text (what an engine kept full streams); label
+        scoring and reward scoring are prefill only."""
+        return not self.parts.logprob_scoring
+
+    @property
     def spec(self) -> OutputSpec:
         return self.parts.spec
 
@@ -51,9 +59,30 @@ class JudgeKind(ABC):
         """The inputs this judge needs that a dataset with ``columns`` lacks (quoted, for messages)."""
         return [repr(name) for name in sorted(self.required_fields - columns)]
 
-    @abstractmethod
+    @property
+    def prompt_hash(self) -> str:
+        """A short hash of the prompt as the judge defines it."""
+        return self.parts.prompt_hash
+
+    @property
+    def schema_hash(self) -> str:
+        """A short hash of what the judge's answer must look like."""
+        return self.parts.schema_hash
+
     def target_error(self, row: Mapping[str, Any]) -> str | None:
-        """The error an errored target carries, else None (the row is then not judged)."""
+        """The error an errored target carries (the first non-empty ``judge_params.target_error_field``),
+        else None; a row with one is not judged."""
+        paths = self.config.judge_params.target_error_field
+        if isinstance(paths, str):
+            paths = [paths]
+        for path in paths or ():
+            steps = tuple(path.split("."))
+            value = lookup(row, steps)
+            if value is None and steps[0] in NAMESPACE_ROOTS:
+                value = lookup(build_namespace(row), steps)  # e.g. output.error from an error column
+            if value not in (None, ""):
+                return str(value)
+        return None
 
     @abstractmethod
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:

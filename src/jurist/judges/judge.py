@@ -4,6 +4,7 @@
 (:class:`~jurist.judges.parts.JudgeParts`: output spec, prompt, reader, scorer, requests) and the kind that
 uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``,
 :class:`~jurist.rag.kind.RagJudge` for configs with ``rag_judge_params``,
+:class:`~jurist.judges.reward.RewardJudge` for ``reward_judge_params``,
 :class:`~jurist.judges.pointwise.PointwiseJudge` otherwise. The engine only talks to this class.
 """
 
@@ -23,6 +24,7 @@ from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
+from jurist.judges.reward import RewardJudge
 from jurist.rag.kind import RagJudge
 from jurist.render.prompts import PromptBuilder
 from jurist.render.templates import MissingValue
@@ -33,6 +35,8 @@ def _kind_for(parts: JudgeParts) -> JudgeKind:
         return RagJudge(parts)
     if parts.config.is_pairwise:
         return PairwiseJudge(parts)
+    if parts.config.is_reward:
+        return RewardJudge(parts)
     return PointwiseJudge(parts)
 
 
@@ -67,11 +71,11 @@ class Judge:
 
     @property
     def prompt_hash(self) -> str:
-        return self.parts.prompt_hash
+        return self.kind.prompt_hash
 
     @property
     def schema_hash(self) -> str:
-        return self.parts.schema_hash
+        return self.kind.schema_hash
 
     @property
     def max_tokens(self) -> int:

@@ -22,14 +22,14 @@ from functools import cached_property
 from typing import Any, Literal
 
 from jurist.answer.reading import Reading
-from jurist.backends.base import ConstraintKind, LabelScores
+from jurist.backends.base import ConstraintKind
 from jurist.config.models import PairwiseJudgeParams
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
-from jurist.render.namespace import build_namespace
-from jurist.render.templates import MissingValue, TextWithFields, lookup
+from jurist.render.namespace import build_namespace, side_error, side_namespace
+from jurist.render.templates import MissingValue, lookup
 
 Winner = Literal["a", "b", "tie", "inconclusive"]
 SCORE_A: dict[str, float] = {"a": 1.0, "b": 0.0, "tie": 0.5}
@@ -44,15 +44,6 @@ def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
         if value is not None:
             return value
     return None
-
-
-def _side(text: Any, error: Any) -> TextWithFields:
-    """A response as ``{response_a}`` (its text) and as an evaluatorq side namespace (``.output.*``)."""
-    fields = {
-        "output": {"response": text, "error": "" if error is None else str(error)},
-        "input": {"all_messages": [], "expected_output": "", "system_instructions": ""},
-    }
-    return TextWithFields(str(text), fields)
 
 
 class PairwiseJudge(JudgeKind):
@@ -97,8 +88,8 @@ class PairwiseJudge(JudgeKind):
             raise MissingValue(f"response A ({' / '.join(pair.response_a_field)})")
         if b is None:
             raise MissingValue(f"response B ({' / '.join(pair.response_b_field)})")
-        side_a = _side(a, first_present(row, pair.error_a_field))
-        side_b = _side(b, first_present(row, pair.error_b_field))
+        side_a = side_namespace(a, first_present(row, pair.error_a_field), "response_a")
+        side_b = side_namespace(b, first_present(row, pair.error_b_field), "response_b")
         common: dict[str, Any] = {}
         question = first_present(row, pair.question_field)
         if question is not None:
@@ -118,9 +109,15 @@ class PairwiseJudge(JudgeKind):
         return Step(requests, self.finish)
 
     def target_error(self, row: Mapping[str, Any]) -> str | None:
+        pair = self.pair
         errors = []
-        for side, candidates in (("A", self.pair.error_a_field), ("B", self.pair.error_b_field)):
+        for side, candidates, responses in (
+            ("A", pair.error_a_field, pair.response_a_field),
+            ("B", pair.error_b_field, pair.response_b_field),
+        ):
             value = first_present(row, candidates)
+            if value in (None, ""):
+                value = side_error(first_present(row, responses))  # an errored side object
             if value not in (None, ""):
                 errors.append(f"response {side} errored: {value}")
         return "; ".join(errors) or None
@@ -130,8 +127,7 @@ class PairwiseJudge(JudgeKind):
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
         """Both orders' answers -> the winner by the MT-Bench rule."""
-        reader = self.parts.reader
-        orders = [reader.read_labels(a) if isinstance(a, LabelScores) else reader.read(a) for a in answers]
+        orders = [self.parts.reader.read_answer(a) for a in answers]
         values = self._empty_values()
         explained = any(f.name == "explanation" for f in self.spec.fields)
         for key, reading in zip(ORDERS, orders, strict=True):

@@ -23,6 +23,7 @@ from jurist.backends.base import (
     GenerationRequest,
     LabelRequest,
     Message,
+    RewardRequest,
 )
 from jurist.config.models import JudgeConfig
 from jurist.config.types import ScoringMode
@@ -30,7 +31,7 @@ from jurist.render.prompts import PromptBuilder
 
 UNGUIDED_MAX_TOKENS = 1024
 TOP_LOGPROBS = 20  # alternatives per generated token when label probabilities are read in generation
-Request = GenerationRequest | LabelRequest
+Request = GenerationRequest | LabelRequest | RewardRequest
 
 
 class JudgeParts:

@@ -16,12 +16,10 @@ import pyarrow as pa
 
 from jurist.answer.labels import LabelDistribution
 from jurist.answer.reading import Reading
-from jurist.backends.base import ConstraintKind, LabelScores
+from jurist.backends.base import ConstraintKind
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
-from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
-from jurist.render.templates import lookup
 
 
 def distribution_columns(name: str, found: LabelDistribution) -> dict[str, Any]:
@@ -40,17 +38,6 @@ def _score_column(name: str) -> Column:
 class PointwiseJudge(JudgeKind):
     """A simple or rubric judge."""
 
-    def target_error(self, row: Mapping[str, Any]) -> str | None:
-        """The error an errored target carries (``judge_params.target_error_field``), else None."""
-        path = self.config.judge_params.target_error_field
-        if not path:
-            return None
-        steps = tuple(path.split("."))
-        value = lookup(row, steps)
-        if value is None and steps[0] in NAMESPACE_ROOTS:  # e.g. output.error, derived from columns
-            value = lookup(build_namespace(row), steps)
-        return str(value) if value not in (None, "") else None
-
     def failure(self, status: Status, error: str) -> JudgeOutput:
         nothing = self._nothing()
         values = dict(nothing)
@@ -66,11 +53,7 @@ class PointwiseJudge(JudgeKind):
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
         """The row's output from its one answer."""
-        answer = answers[0]
-        reader = self.parts.reader
-        return self.output(
-            reader.read_labels(answer) if isinstance(answer, LabelScores) else reader.read(answer)
-        )
+        return self.output(self.parts.reader.read_answer(answers[0]))
 
     def output(self, reading: Reading) -> JudgeOutput:
         """A reading, scored: fields, scores, aggregate, label distributions."""

@@ -34,8 +34,8 @@ from jurist.rag.params import RAG_INPUTS, RagJudgeParams, RagMetric
 from jurist.rag.prompts import NONE_GIVEN, PROMPT_VERSION, numbered_contexts, tasks_fingerprint
 from jurist.rag.schemas import Rating, Statements, Verdicts
 from jurist.rag.steps import Ask, build_request, read_step
-from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
-from jurist.render.templates import Template, lookup
+from jurist.render.namespace import build_namespace
+from jurist.render.templates import Template
 
 
 def _detail_column(name: str, kind: pa.DataType) -> Column:
@@ -123,17 +123,6 @@ class RagJudge(JudgeKind):
         return tuple(columns)
 
     # ------------------------------------------------------------------------------------ rows
-    def target_error(self, row: Mapping[str, Any]) -> str | None:
-        """The error an errored answer carries (``judge_params.target_error_field``), else None."""
-        path = self.config.judge_params.target_error_field
-        if not path:
-            return None
-        steps = tuple(path.split("."))
-        value = lookup(row, steps)
-        if value is None and steps[0] in NAMESPACE_ROOTS:
-            value = lookup(build_namespace(row), steps)
-        return str(value) if value not in (None, "") else None
-
     def failure(self, status: Status, error: str) -> JudgeOutput:
         if status == "target_error":
             error = f"the target errored: {error}"

@@ -10,12 +10,17 @@ Layout, shared prefix first (what a prefix cache can reuse across rows):
 
 Parts 1 and 2 do not depend on the row (unless the system instruction itself has row placeholders), so
 they are byte-identical for every row of a judge.
+
+``template_variables`` fill ``{name}`` and ``{{name}}`` once, when the judge is built. evaluatorq's
+``{{criteria}}`` is the judge's criteria, never a column: ``template_variables.criteria``, or for a rubric
+judge its criteria list. Bare object names (``{{input}}``...) stay literal, with one warning per judge.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,8 +28,13 @@ from jurist.answer.spec import OutputSpec
 from jurist.backends.base import Message
 from jurist.config.models import JudgeConfig
 from jurist.config.types import JudgmentType
+from jurist.errors import ConfigError
 from jurist.render.namespace import build_namespace
 from jurist.render.templates import Template
+
+logger = logging.getLogger("jurist")
+
+CRITERIA = "criteria"
 
 
 def _criteria_text(config: JudgeConfig) -> str:
@@ -51,7 +61,9 @@ class PromptBuilder:
 
     def __init__(self, config: JudgeConfig, spec: OutputSpec) -> None:
         jp = config.judge_params
-        variables = jp.template_variables
+        variables = dict(jp.template_variables)
+        if CRITERIA not in variables and config.rubric_judge_params is not None:
+            variables[CRITERIA] = _criteria_text(config)
         self.user_template = Template(jp.prompt_template).substitute(variables)
         system_parts = []
         if jp.system_instruction and jp.system_instruction.strip():
@@ -60,11 +72,30 @@ class PromptBuilder:
             system_parts.append(_criteria_text(config))
         system_parts.append(spec.instructions())
         self.system_template = Template("\n\n".join(system_parts)).substitute(variables)
+        self._check_namespace(config)
         shots: list[Message] = []
         for example in jp.examples:
             shots.append(Message("user", self.user_template.render_lenient(build_namespace(example))))
             shots.append(Message("assistant", spec.render_answer(example)))
         self.examples: tuple[Message, ...] = tuple(shots)
+
+    def _check_namespace(self, config: JudgeConfig) -> None:
+        templates = (self.system_template, self.user_template)
+        if any(p.dotted and p.path == (CRITERIA,) for t in templates for p in t.placeholders):
+            raise ConfigError(
+                "{{criteria}} is the judge's criteria, and this judge has none: set "
+                "judge_params.template_variables.criteria (or use a rubric)",
+                source=config.name or "<python>",
+                field="judge_params.prompt_template",
+            )
+        literals = list(dict.fromkeys(text for t in templates for text in t.literals))
+        if literals:
+            logger.warning(
+                "judge %s: %s name an object, not a value, and stay literal text in the prompt "
+                "(use a dotted path such as {{input.all_messages}} or {{response_a.output.response}})",
+                config.name or "<python>",
+                ", ".join(literals),
+            )
 
     @property
     def required_fields(self) -> set[str]:

@@ -7,6 +7,9 @@ Grammar, decided once here and used both to list a template's inputs and to rend
   the row's namespace (:func:`jurist.render.namespace.build_namespace`). A path that ends on an object
   renders as the literal ``{{path}}`` (an object has no single sensible string form) and is reported in
   the ``notes`` list given to :meth:`Template.render`.
+* The bare evaluatorq objects ``{{input}}``, ``{{output}}``, ``{{log}}``, ``{{response_a}}`` and
+  ``{{response_b}}`` always stay literal text (:data:`BARE_OBJECTS`; evaluatorq removed them) and are not
+  read from the row: a judge lists them in :attr:`Template.literals` and warns once.
 * Anything else is literal text, so JSON in a prompt (``{"judgment": "Yes"}``) survives untouched.
 
 A placeholder whose value is absent or null is a per-row problem: :meth:`Template.render` raises
@@ -25,6 +28,10 @@ _TOKEN = re.compile(
     r"\{\{\s*(?P<path>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}"
     r"|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}(?!\})"
 )
+
+
+BARE_OBJECTS = frozenset({"input", "output", "log", "response_a", "response_b"})
+"""Names that, written bare as ``{{name}}``, stay literal text: they name objects, not values."""
 
 
 class MissingValue(LookupError):
@@ -46,6 +53,11 @@ class Placeholder:
     @property
     def root(self) -> str:
         return self.path[0]
+
+    @property
+    def literal(self) -> bool:
+        """A bare ``{{input}}``-style object name: rendered as its own text, never looked up."""
+        return self.dotted and len(self.path) == 1 and self.path[0] in BARE_OBJECTS
 
 
 def _stringify(value: Any) -> str:
@@ -84,14 +96,21 @@ class Template:
 
     @property
     def names(self) -> set[str]:
-        """Root names the template reads (``request`` for ``{request}``, ``input`` for ``{{input.x}}``)."""
-        return {p.root for p in self.placeholders}
+        """Root names the template reads (``request`` for ``{request}``, ``input`` for ``{{input.x}}``);
+        bare literal objects (``{{input}}``) are not read."""
+        return {p.root for p in self.placeholders if not p.literal}
+
+    @property
+    def literals(self) -> tuple[str, ...]:
+        """The bare object placeholders (``{{input}}``...) that stay literal text, in order, once each."""
+        return tuple(dict.fromkeys(p.text for p in self.placeholders if p.literal))
 
     def substitute(self, values: Mapping[str, str]) -> Template:
-        """A new template with the ``{name}`` placeholders in ``values`` replaced (template_variables)."""
+        """A new template with the single-name placeholders in ``values`` replaced (template_variables):
+        ``{name}`` and ``{{name}}`` alike; dotted paths are left for the row."""
         out: list[str] = []
         for part in self._parts:
-            if isinstance(part, Placeholder) and not part.dotted and part.root in values:
+            if isinstance(part, Placeholder) and len(part.path) == 1 and part.root in values:
                 out.append(values[part.root])
             else:
                 out.append(part if isinstance(part, str) else part.text)
@@ -103,6 +122,11 @@ class Template:
         for part in self._parts:
             if isinstance(part, str):
                 out.append(part)
+                continue
+            if part.literal:
+                if notes is not None:
+                    notes.append(f"{part.text} names an object, not a value; left as literal text")
+                out.append(part.text)
                 continue
             value = lookup(row, part.path)
             if value is None:
@@ -121,6 +145,8 @@ class Template:
         for part in self._parts:
             if isinstance(part, str):
                 out.append(part)
+            elif part.literal:
+                out.append(part.text)
             else:
                 value = lookup(row, part.path)
                 out.append("" if value is None else _stringify(value))

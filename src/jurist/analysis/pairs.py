@@ -1,0 +1,247 @@
+"""Preference pairs for DPO from judge results, in TRL's format (``prompt``, ``chosen``, ``rejected``).
+
+Three sources, chosen by what the results hold (or by ``judge``):
+
+* **pointwise scores** of several responses per prompt (``group_by`` the prompt column): the best against
+  the worst of each group (UltraFeedback's binarized set), or every pair whose score margin is at least
+  ``min_margin`` (``all_pairs``). Ties are dropped; rows whose judge status is not ``ok`` or that have no
+  score take no part.
+* **pairwise verdicts**: a position-consistent winner against the loser; in LOGPROBS scoring, ``p_a`` (the
+  order-averaged probability that A wins) at least ``min_p`` makes A the chosen one, at most
+  ``1 - min_p`` makes B the chosen one.
+* **a panel**: the panel's score (pointwise) or its winner (pairwise), only on rows where every judge of the
+  panel gave a verdict and, for pairwise panels, all named the same winner.
+
+Each pair also carries ``score_chosen``, ``score_rejected``, ``margin`` and the judge's provenance
+(``judge``, ``model``, ``prompt_hash``, ``schema_hash``). With ``chat``, ``prompt`` is a list of messages
+(one user turn) and ``chosen`` / ``rejected`` are lists holding one assistant turn (TRL's conversational
+format).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from jurist.analysis.human import judges_in
+from jurist.errors import InputError
+from jurist.io.writers import OutputWriter, read_output
+
+PROMPT_COLUMNS = ("prompt", "question", "request", "input", "instruction")
+RESPONSE_COLUMNS = ("response", "answer", "output")
+SIDE_COLUMNS = {"a": ("response_a", "output_1", "answer_a"), "b": ("response_b", "output_2", "answer_b")}
+PROVENANCE = ("model", "prompt_hash", "schema_hash")
+
+
+@dataclass(frozen=True)
+class PairRules:
+    """How to build pairs; None fields are found from the results' columns."""
+
+    judge: str | None = None
+    group_by: str | None = None
+    prompt_column: str | None = None
+    response_column: str | None = None
+    by: str | None = None
+    all_pairs: bool = False
+    min_margin: float = 0.0
+    min_p: float | None = None
+    chat: bool = False
+
+
+@dataclass
+class PairReport:
+    rows: int = 0
+    pairs: int = 0
+    source: str = ""
+
+
+def _first(table: pa.Table, names: Sequence[str], what: str, given: str | None = None) -> str:
+    if given is not None:
+        if given not in table.column_names:
+            raise InputError(
+                f"{what} {given!r} is not a column of the results (columns: {', '.join(table.column_names)})"
+            )
+        return given
+    for name in names:
+        if name in table.column_names:
+            return name
+    raise InputError(f"no {what} column in the results (looked for {', '.join(names)}); name one")
+
+
+def _judge(table: pa.Table, rules: PairRules) -> str:
+    judges = judges_in(table)
+    if rules.judge is not None:
+        if rules.judge not in judges:
+            raise InputError(
+                f"no judge {rules.judge!r} in the results (judges: {', '.join(judges) or 'none'})"
+            )
+        return rules.judge
+    if "panel" in judges:
+        return "panel"
+    if len(judges) != 1:
+        raise InputError(f"the results hold judges {', '.join(judges)}; choose one with --judge")
+    return judges[0]
+
+
+def build_pairs(table: pa.Table, rules: PairRules) -> tuple[list[dict[str, Any]], PairReport]:
+    """The preference pairs a result table gives under ``rules``."""
+    judge = _judge(table, rules)
+    pairwise = f"{judge}.winner" in table.column_names
+    prompts = _first(table, PROMPT_COLUMNS, "prompt", rules.prompt_column)
+    provenance = _provenance(table, judge)
+    if pairwise:
+        pairs = list(_from_verdicts(table, judge, prompts, rules))
+        source = "pairwise panel" if judge == "panel" else "pairwise verdicts"
+    else:
+        pairs = list(_from_scores(table, judge, prompts, rules))
+        source = "panel scores" if judge == "panel" else "pointwise scores"
+    rows = [{**pair, "judge": judge, **provenance} for pair in pairs]
+    if rules.chat:
+        rows = [_as_chat(row) for row in rows]
+    return rows, PairReport(table.num_rows, len(rows), source)
+
+
+def _provenance(table: pa.Table, judge: str) -> dict[str, Any]:
+    values = {}
+    for key in PROVENANCE:
+        column = f"{judge}.{key}"
+        values[key] = (
+            next((v for v in table.column(column).to_pylist() if v is not None), None)
+            if column in table.column_names
+            else None
+        )
+    return values
+
+
+def _usable(table: pa.Table, judge: str) -> list[bool]:
+    """Rows whose verdict can be used: status ok, and for a panel, every judge gave a verdict."""
+    ok = [s == "ok" for s in table.column(f"{judge}.status").to_pylist()]
+    if judge == "panel":
+        members = [j for j in judges_in(table) if j != "panel"]
+        valid = table.column("panel.valid").to_pylist()
+        ok = [o and v == len(members) for o, v in zip(ok, valid, strict=True)]
+    return ok
+
+
+def _from_scores(table: pa.Table, judge: str, prompts: str, rules: PairRules) -> Iterator[dict[str, Any]]:
+    responses = _first(table, RESPONSE_COLUMNS, "response", rules.response_column)
+    by = rules.by or f"{judge}.score"
+    if by not in table.column_names:
+        raise InputError(f"--by {by!r} is not a column of the results")
+    group_by = rules.group_by or prompts
+    if group_by not in table.column_names:
+        raise InputError(f"--group-by {group_by!r} is not a column of the results")
+    scores = table.column(by).to_pylist()
+    usable = _usable(table, judge)
+    texts, keys, asked = (table.column(c).to_pylist() for c in (responses, group_by, prompts))
+    groups: dict[Any, list[int]] = {}
+    for index, (key, score, ok) in enumerate(zip(keys, scores, usable, strict=True)):
+        if ok and score is not None and key is not None:
+            groups.setdefault(key, []).append(index)
+    for members in groups.values():
+        if rules.all_pairs:
+            candidates = [
+                (i, j) if scores[i] > scores[j] else (j, i) for i, j in itertools.combinations(members, 2)
+            ]
+            chosen_pairs = [
+                (c, r) for c, r in candidates if scores[c] - scores[r] >= max(rules.min_margin, 1e-12)
+            ]
+        else:
+            best = max(members, key=lambda i: (scores[i], -i))
+            worst = min(members, key=lambda i: (scores[i], i))
+            margin = scores[best] - scores[worst]
+            chosen_pairs = [(best, worst)] if margin > 0 and margin >= rules.min_margin else []
+        for chosen, rejected in chosen_pairs:
+            yield {
+                "prompt": asked[chosen],
+                "chosen": texts[chosen],
+                "rejected": texts[rejected],
+                "score_chosen": float(scores[chosen]),
+                "score_rejected": float(scores[rejected]),
+                "margin": float(scores[chosen] - scores[rejected]),
+            }
+
+
+def _from_verdicts(table: pa.Table, judge: str, prompts: str, rules: PairRules) -> Iterator[dict[str, Any]]:
+    sides = {side: _first(table, names, f"response {side.upper()}") for side, names in SIDE_COLUMNS.items()}
+    a_texts, b_texts = table.column(sides["a"]).to_pylist(), table.column(sides["b"]).to_pylist()
+    asked = table.column(prompts).to_pylist()
+    usable = _usable(table, judge)
+    winners = table.column(f"{judge}.winner").to_pylist()
+    p_a = table.column(f"{judge}.p_a").to_pylist() if f"{judge}.p_a" in table.column_names else None
+    if rules.min_p is not None and p_a is None:
+        raise InputError(f"--min-p needs {judge}.p_a, which LOGPROBS scoring writes; these results have none")
+    consistent = (
+        table.column(f"{judge}.position_consistent").to_pylist()
+        if f"{judge}.position_consistent" in table.column_names
+        else [True] * table.num_rows
+    )
+    votes = table.column("panel.winner_votes").to_pylist() if judge == "panel" else None
+    members = len([j for j in judges_in(table) if j != "panel"])
+    for index in range(table.num_rows):
+        if not usable[index]:
+            continue
+        if rules.min_p is not None and p_a is not None:
+            p = p_a[index]
+            winner = None if p is None else "a" if p >= rules.min_p else "b" if p <= 1 - rules.min_p else None
+            score_a = p
+        else:
+            winner = winners[index]
+            if judge == "panel" and votes is not None and votes[index] != members:
+                winner = None  # the panel did not agree
+            if judge != "panel" and not consistent[index]:
+                winner = None
+            score_a = {"a": 1.0, "b": 0.0}.get(winner or "")
+        if winner not in ("a", "b") or score_a is None:
+            continue
+        chosen, rejected = (a_texts, b_texts) if winner == "a" else (b_texts, a_texts)
+        score_chosen = score_a if winner == "a" else 1.0 - score_a
+        yield {
+            "prompt": asked[index],
+            "chosen": chosen[index],
+            "rejected": rejected[index],
+            "score_chosen": float(score_chosen),
+            "score_rejected": float(1.0 - score_chosen),
+            "margin": float(2 * score_chosen - 1.0),
+        }
+
+
+def _as_chat(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "prompt": [{"role": "user", "content": row["prompt"]}],
+        "chosen": [{"role": "assistant", "content": row["chosen"]}],
+        "rejected": [{"role": "assistant", "content": row["rejected"]}],
+    }
+
+
+def pairs_file(results: Path, output: Path, rules: PairRules) -> PairReport:
+    """Build pairs from a results file and write them (Parquet, Arrow or JSONL by extension)."""
+    table = read_output(results)
+    rows, report = build_pairs(table, rules)
+    message = pa.struct([("role", pa.string()), ("content", pa.string())])
+    text = pa.list_(message) if rules.chat else pa.string()
+    schema = pa.schema(
+        [
+            ("prompt", text),
+            ("chosen", text),
+            ("rejected", text),
+            ("score_chosen", pa.float64()),
+            ("score_rejected", pa.float64()),
+            ("margin", pa.float64()),
+            ("judge", pa.string()),
+            *[(key, pa.string()) for key in PROVENANCE],
+        ]
+    )
+    metadata = {
+        "jurist_pairs": json.dumps({"source": str(results), "rules": asdict(rules), "report": asdict(report)})
+    }
+    with OutputWriter(output, schema, metadata=metadata) as writer:
+        writer.write(pa.Table.from_pylist(rows, schema=schema))
+    return report
