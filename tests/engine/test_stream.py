@@ -100,6 +100,17 @@ def test_one_bad_request_fails_alone(streaming: bool) -> None:
     assert table.num_rows == 20
 
 
+@pytest.mark.parametrize(("n", "open_chunks"), [(30, 4), (40, 2), (8, 1)])
+def test_a_failure_after_the_last_chunk_opened_still_finishes(n: int, open_chunks: int) -> None:
+    # the stream fails once every chunk is open; the retried stream then only finds the input's end
+    data = rows(n)
+    data[-2]["question"] = "poison"
+    table = Engine(JUDGE, Poisoned(answer, window=64), chunk_size=8, max_open_chunks=open_chunks).run(data)
+    statuses = table["j.status"].to_pylist()
+    assert [i for i, s in enumerate(statuses) if s != "ok"] == [n - 2]
+    assert table.num_rows == n
+
+
 def test_steps_that_need_a_second_round_come_back_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     judge = Judge.from_config(JUDGE)
     kind = judge.kind
