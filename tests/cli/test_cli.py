@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROWS = [
     {"request": "What is the capital of France?", "response": "Paris."},
     {"request": "How many legs does a spider have?", "response": "Six."},
@@ -42,6 +44,36 @@ def test_list_shows_every_builtin() -> None:
         "rubric/doc_qa",
     ]:
         assert name in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("pairwise/preference", "pairwise"),
+        ("rubric/response_quality", "rubric"),
+        ("reward/skywork", "reward"),
+        ("rag/faithfulness", "rag"),
+        ("jury/pointwise", "BOOL"),
+    ],
+)
+def test_list_names_each_kind(name: str, kind: str) -> None:
+    line = next(line for line in jurist("list").stdout.splitlines() if line.startswith(name + " "))
+    assert line.split()[1] == kind
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("rag/faithfulness", ["rag judge", "RAG metric faithfulness", "steps:"]),
+        ("reward/skywork", ["reward judge", "no text generated", "one output: the reward"]),
+    ],
+)
+def test_validate_describes_judges_that_do_not_answer_in_fields(name: str, expected: list[str]) -> None:
+    result = jurist("validate", name)
+    assert result.returncode == 0, result.stderr
+    for text in expected:
+        assert text in result.stdout
+    assert "constraint (regex)" not in result.stdout
 
 
 def test_validate_explains_a_config() -> None:

@@ -216,3 +216,27 @@ def test_panel_class_rejects_one_judge() -> None:
 
     with pytest.raises(JuristError, match="at least two"):
         Panel([Judge.from_config(simple("j1"))])
+
+
+def reward(name: str, mark: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "judge_params": {"prompt_template": "{question}" + mark},
+        "reward_judge_params": {"response_template": "{answer}"},
+    }
+
+
+def test_a_panel_of_reward_models_combines_their_scores() -> None:
+    # r1 rewards row i with i, r2 with 3i: mean 2i, median (of two) 2i; no judgment field to vote on
+    def rewards(request: Any) -> list[float]:
+        user = request.messages[-2].content
+        row = float(user.strip("q!"))
+        return [3 * row if user.endswith("!") else row]
+
+    engine = Engine([reward("r1", ""), reward("r2", "!")], ScriptedBackend([], rewards=rewards), panel=True)
+    table = engine.run(ROWS)
+    assert table["r2.reward"].to_pylist() == [0.0, 3.0, 6.0, 9.0]
+    assert table["panel.score"].to_pylist() == [0.0, 2.0, 4.0, 6.0]
+    assert table["panel.score_median"].to_pylist() == [0.0, 2.0, 4.0, 6.0]
+    assert table["panel.status"].to_pylist() == ["ok"] * 4
+    assert not [c for c in table.column_names if c.startswith("panel.judgment")]

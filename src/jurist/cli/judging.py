@@ -202,31 +202,14 @@ def validate(
     except JuristError as exc:
         fail(exc)
     cfg = judge.config
-    kind = "rubric judge" if cfg.is_rubric else "pairwise judge" if cfg.is_pairwise else "simple judge"
-    typer.echo(f"{judge.name}: {kind} from {cfg.source} -- OK")
+    typer.echo(f"{judge.name}: {judge.kind.label} judge from {cfg.source} -- OK")
     if cfg.description:
         typer.echo(f"  {cfg.description}")
-    jp = cfg.judge_params
-    guided = "on" if judge.spec.guided else "off"
-    typer.echo(f"  response format {jp.response_format.value}, guided decoding {guided}")
     typer.echo(f"  reads fields: {', '.join(sorted(judge.required_fields)) or '(none)'}")
-    typer.echo("  output fields:")
-    for f in judge.spec.fields:
-        labels = f" {list(f.labels)}" if f.labels else ""
-        scores = f" scores {dict(f.scores)}" if f.scores else ""
-        typer.echo(
-            f"    {f.name}: {f.judgment_type.value if f.is_judgment else 'explanation'}{labels}{scores}"
-        )
-    if cfg.rubric_judge_params is not None:
-        rubric = cfg.rubric_judge_params
-        weights = ", ".join(f"{c.id}={c.weight:g}" for c in rubric.criteria)
-        typer.echo(f"  aggregation {rubric.aggregation.value}; weights {weights}")
+    for line in judge.kind.describe():
+        typer.echo(f"  {line}")
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
-    typer.echo(
-        f"  model {model} on {cfg.inference_config.engine.value}; max tokens per answer {judge.max_tokens}"
-    )
-    if judge.constraint is not None:
-        typer.echo(f"  constraint (regex): {judge.constraint.regex}")
+    typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
     for warning in cfg.warnings:
         typer.echo(f"  warning: {warning}")
 
@@ -247,11 +230,9 @@ def render(
         fail(exc)
     rows = data.table.slice(0, limit).to_pylist()
     for judge in engine.judges:
-        typer.echo(f"=== judge {judge.name} ({judge.config.source})")
-        typer.echo("output schema: " + json.dumps(judge.spec.json_schema()))
-        if judge.constraint is not None:
-            typer.echo(f"constraint (regex): {judge.constraint.regex}")
-        typer.echo(f"max tokens per answer: {judge.max_tokens}")
+        typer.echo(f"=== judge {judge.name} ({judge.config.source}): {judge.kind.label}")
+        for line in judge.kind.describe():
+            typer.echo(line)
         for index, row in enumerate(rows):
             typer.echo(f"--- row {index}")
             if index in data.row_errors:
@@ -268,7 +249,10 @@ def render(
                 continue
             for number, request in enumerate(requests):
                 if len(requests) > 1:
-                    typer.echo(f"--- order {'ab' if number == 0 else 'ba'}")
+                    pairwise = judge.kind.label == "pairwise"
+                    typer.echo(
+                        f"--- order {('ab', 'ba')[number]}" if pairwise else f"--- request {number + 1}"
+                    )
                 for message in request.messages:
                     typer.echo(f"[{message.role}]\n{message.content}\n")
 
@@ -277,14 +261,8 @@ def list_judges() -> None:
     """List the built-in judges."""
     for name in list_builtin_judges():
         try:
-            config = load_judge_config(name)
+            judge = Judge(load_judge_config(name))
         except JuristError as exc:
             typer.echo(f"{name}: (invalid: {exc})")
             continue
-        if config.is_rubric:
-            kind = "rubric"
-        elif config.is_pairwise:
-            kind = "pairwise"
-        else:
-            kind = config.judge_params.judgment_type.value
-        typer.echo(f"{name:34s} {kind:8s} {config.description or ''}")
+        typer.echo(f"{name:34s} {judge.kind.label:8s} {judge.config.description or ''}")

@@ -8,13 +8,14 @@ row of a chunk together and feeds each step its answers in request order.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from jurist.answer.spec import OutputSpec
-from jurist.backends.base import Completion, ConstraintKind, LabelScores, RewardScores
+from jurist.backends.base import ALL_CONSTRAINT_KINDS, Completion, ConstraintKind, LabelScores, RewardScores
 from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts, Request
@@ -100,3 +101,40 @@ class JudgeKind(ABC):
     @abstractmethod
     def value_columns(self) -> tuple[Column, ...]:
         """The judge's own columns, before the generic ones."""
+
+    @property
+    def label(self) -> str:
+        """The kind in a word, for listings (``rubric``, ``pairwise``...; a simple judge: its judgment
+        type)."""
+        if self.config.rubric_judge_params is not None:
+            return "rubric"
+        return self.config.judge_params.judgment_type.value
+
+    @property
+    def judgment_fields(self) -> tuple[str, ...]:
+        """The judgment fields a panel can combine across judges (none for judges that only score)."""
+        return tuple(f.name for f in self.spec.judgment_fields)
+
+    def describe(self) -> list[str]:
+        """What the judge answers, in a few lines: format, fields, token bound and constraint."""
+        guided = "on" if self.spec.guided else "off"
+        lines = [
+            f"response format {self.config.judge_params.response_format.value}, guided decoding {guided}"
+        ]
+        lines.append("output fields:")
+        for f in self.spec.fields:
+            labels = f" {list(f.labels)}" if f.labels else ""
+            scores = f" scores {dict(f.scores)}" if f.scores else ""
+            lines.append(
+                f"  {f.name}: {f.judgment_type.value if f.is_judgment else 'explanation'}{labels}{scores}"
+            )
+        rubric = self.config.rubric_judge_params
+        if rubric is not None:
+            weights = ", ".join(f"{c.id}={c.weight:g}" for c in rubric.criteria)
+            lines.append(f"aggregation {rubric.aggregation.value}; weights {weights}")
+        lines.append("output schema: " + json.dumps(self.spec.json_schema()))
+        lines.append(f"max tokens per answer {self.parts.max_tokens}")
+        constraint = self.spec.constraint(ALL_CONSTRAINT_KINDS)
+        if constraint is not None:
+            lines.append(f"constraint (regex): {constraint.regex}")
+        return lines

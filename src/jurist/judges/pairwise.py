@@ -59,6 +59,8 @@ class PairwiseJudge(JudgeKind):
             "ba": {labels.first: "b", labels.second: "a", labels.tie: "tie"},
         }
 
+    label = "pairwise"
+
     @property
     def required_fields(self) -> set[str]:
         """Pairwise placeholders are filled from the ``*_field`` candidates, not read as columns."""

@@ -3,7 +3,8 @@
 A :class:`Panel` reads the judges' columns of a result table (or of one record batch) and adds, per row:
 
 * for each judgment field the judges share: the plurality label (categorical fields; a tie gives null)
-  and its vote count, or the mean and the median (INT and FLOAT fields);
+  and its vote count, or the mean and the median (INT and FLOAT fields); judges that only score (reward
+  models, RAG metrics) share no field, and their panel combines scores alone;
 * ``panel.score`` / ``panel.score_median``: mean and median of the judges' ``score``;
 * ``panel.winner`` for pairwise panels (plurality of the judges' winners);
 * ``panel.valid``: how many judges gave a usable verdict (status ``ok``); below the quorum the row's
@@ -71,7 +72,12 @@ class Panel:
         self.fields = [] if self.pairwise else self._shared_fields()
 
     def _shared_fields(self) -> list[PanelField]:
-        per_judge = [{f.name: f.judgment_type for f in j.spec.judgment_fields} for j in self.judges]
+        if any(not j.kind.judgment_fields for j in self.judges):
+            return []  # a judge that only scores (a reward model, a RAG metric): the panel combines scores
+        per_judge = [
+            {f.name: f.judgment_type for f in j.spec.judgment_fields if f.name in j.kind.judgment_fields}
+            for j in self.judges
+        ]
         shared = [
             PanelField(name, jt)
             for name, jt in per_judge[0].items()

@@ -39,9 +39,25 @@ def softmax(logits: Sequence[float]) -> list[float]:
 class RewardJudge(JudgeKind):
     """A judge whose model is a sequence classifier (a reward model, or a classifier with labels)."""
 
+    label = "reward"
+    judgment_fields: tuple[str, ...] = ()
+
     @property
     def generates(self) -> bool:
         return False
+
+    def describe(self) -> list[str]:
+        """What the model scores and what comes out."""
+        lines = [
+            "a sequence classifier scores the conversation: "
+            + ("system instruction, " if self.system is not None else "")
+            + f"user turn {self.user.text!r}, assistant turn {self.response.text!r}; no text generated"
+        ]
+        if self.labels:
+            lines.append(f"labels {list(self.labels)} (softmax); score: P({self.positive})")
+        else:
+            lines.append("one output: the reward, also the row's score")
+        return lines
 
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)

@@ -97,6 +97,9 @@ class RagJudge(JudgeKind):
         payload = {"metric": p.metric.value, "max_contexts": p.max_contexts, "shapes": shapes}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
+    label = "rag"
+    judgment_fields: tuple[str, ...] = ()
+
     def describe(self) -> list[str]:
         """The judge in a few lines: metric, formula, steps and their bounds, the inputs it reads."""
         p = self.rag
