@@ -245,6 +245,45 @@ class Engine:
         for index, chunk in enumerate(held):
             yield chunk, {k: v for group in per_group for k, v in group[index].items()}, models
 
+    @property
+    def shared_backend(self) -> Backend | None:
+        """The one backend every judge uses when the engine was given one, else None (made per model)."""
+        return self._shared_backend
+
+    @property
+    def backend_factory(self) -> BackendFactory:
+        """What makes a backend for an inference config (``create_backend`` unless one was given)."""
+        return self._factory
+
+    def open_run(
+        self,
+        input_path: Any,
+        *,
+        input_format: str | None = None,
+        limit: int | None = None,
+        sample: int | None = None,
+        seed: int = 0,
+    ) -> tuple[RowSource, dict[str, Any], str]:
+        """The rows a run reads (its columns checked), the options that define it, and its fingerprint:
+        the same for every runner of this engine (:meth:`run_file`, :class:`~jurist.engine.ray_job.RayRun`),
+        so that one can resume what the other started."""
+        source = open_source(input_path, input_format=input_format, id_columns=[self.id_column or "id"])
+        if sample is not None:
+            source = SampleSource(source, sample, seed)
+        if limit is not None:
+            source = LimitSource(source, limit)
+        self.check_columns(source)
+        options = {
+            "limit": limit,
+            "sample": sample,
+            "seed": seed if sample is not None else None,
+            "carry_input": self.carry_input,
+            "id_column": self.id_column,
+            "panel": self.panel.quorum if self.panel is not None else None,
+            "calibrations": [c.column for c in self.calibrations],
+        }
+        return source, options, fingerprint(self.judges, source.identity(), options)
+
     def run_file(
         self,
         input_path: Any,
@@ -268,23 +307,10 @@ class Engine:
         is not ``ok``. ``progress``: a stream for the progress line (None: no progress line).
         """
         output = Path(output_path)
-        source = open_source(input_path, input_format=input_format, id_columns=[self.id_column or "id"])
-        if sample is not None:
-            source = SampleSource(source, sample, seed)
-        if limit is not None:
-            source = LimitSource(source, limit)
-        self.check_columns(source)
+        source, options, run_id = self.open_run(
+            input_path, input_format=input_format, limit=limit, sample=sample, seed=seed
+        )
         schema = self.assembler(source).schema
-        options = {
-            "limit": limit,
-            "sample": sample,
-            "seed": seed if sample is not None else None,
-            "carry_input": self.carry_input,
-            "id_column": self.id_column,
-            "panel": self.panel.quorum if self.panel is not None else None,
-            "calibrations": [c.column for c in self.calibrations],
-        }
-        run_id = fingerprint(self.judges, source.identity(), options)
         plan = check_output(output, run_id, overwrite=overwrite)
         summary = RunSummary(output=str(output))
         if plan.action == "complete" and not retry_failed:

@@ -85,7 +85,10 @@ def score(backend: Backend, requests: Sequence[LabelRequest]) -> list[LabelScore
     """Label scores for every request (``error`` ones when the backend cannot score labels, or for the
     requests a failing call is narrowed down to)."""
     if not isinstance(backend, LabelScorer):
-        message = f"backend {type(backend).__name__} cannot score labels; LOGPROBS scoring needs engine VLLM"
+        message = (
+            f"backend {type(backend).__name__} cannot score labels; "
+            "LOGPROBS scoring needs engine VLLM or NATIVE"
+        )
         return [LabelScores(None, "error", error=message) for _ in requests]
     scorer = backend
 

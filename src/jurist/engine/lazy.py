@@ -77,7 +77,8 @@ class LazyBackend:
         backend = self.real()
         if not isinstance(backend, LabelScorer):
             raise TypeError(
-                f"backend {type(backend).__name__} cannot score labels; LOGPROBS scoring needs engine VLLM"
+                f"backend {type(backend).__name__} cannot score labels; "
+                "LOGPROBS scoring needs engine VLLM or NATIVE"
             )
         return backend.score_labels(requests)
 

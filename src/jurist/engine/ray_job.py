@@ -39,14 +39,12 @@ import pyarrow.parquet as pq
 from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
 from jurist.engine.core import Engine
-from jurist.engine.metadata import fingerprint, now, run_metadata
+from jurist.engine.metadata import now, run_metadata
 from jurist.engine.plan import chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, JuristError
-from jurist.io.opening import open_source
 from jurist.io.parts import OutputError, ResultStore, check_output, read_metadata
-from jurist.io.selection import LimitSource, SampleSource
 from jurist.io.sources import Batch, Chunk, RowSource
 
 BLOCKS_MANIFEST = "_blocks.json"
@@ -215,18 +213,17 @@ class RayRun:
 
     def _payload(self, schema: pa.Schema, source: str) -> bytes:
         engine = self.engine
-        if getattr(engine, "_shared_backend", None) is not None:
+        if engine.shared_backend is not None:
             raise JuristError("on Ray every actor makes its own backend: pass backend_factory, not a backend")
         if len(group_by_backend(engine.judges)) > 1:
             raise JuristError(
                 "a panel of several models cannot run on Ray yet (each actor would reload every model per "
                 "block); run one job per model, or run the panel without --ray"
             )
-        from jurist.backends import create_backend
 
         spec = {
             "judges": [j.config for j in engine.judges],
-            "factory": self.backend_factory or getattr(engine, "_factory", None) or create_backend,
+            "factory": self.backend_factory or engine.backend_factory,
             "chunk_size": engine.chunk_size,
             "carry_input": engine.carry_input,
             "id_column": engine.id_column,
@@ -260,23 +257,10 @@ class RayRun:
         output = Path(output_path)
         if retry_failed:
             raise OutputError("--retry-failed runs without --ray", source=str(output))
-        source = open_source(input_path, input_format=input_format, id_columns=[engine.id_column or "id"])
-        if sample is not None:
-            source = SampleSource(source, sample, seed)
-        if limit is not None:
-            source = LimitSource(source, limit)
-        engine.check_columns(source)
+        source, options, run_id = engine.open_run(  # as a local run's: either resumes the other
+            input_path, input_format=input_format, limit=limit, sample=sample, seed=seed
+        )
         schema = engine.assembler(source).schema
-        options = {  # as Engine.run_file's, so that the fingerprint matches a local run's
-            "limit": limit,
-            "sample": sample,
-            "seed": seed if sample is not None else None,
-            "carry_input": engine.carry_input,
-            "id_column": engine.id_column,
-            "panel": engine.panel.quorum if engine.panel is not None else None,
-            "calibrations": [c.column for c in engine.calibrations],
-        }
-        run_id = fingerprint(engine.judges, source.identity(), options)
         plan = check_output(output, run_id, overwrite=overwrite)
         summary = RunSummary(output=str(output))
         if plan.action == "complete":
