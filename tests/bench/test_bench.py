@@ -110,9 +110,28 @@ def test_scripted_bench_measures_every_model_and_mode(tmp_path: Path) -> None:
     check_png(files["tokens_per_s"])
 
 
+def test_reward_mode_measures_reward_models_and_names_what_it_refuses() -> None:
+    reward = {
+        "name": "rm",
+        "judge_params": {"prompt_template": "{question}"},
+        "reward_judge_params": {"response_template": "yes"},
+    }
+    backend = ScriptedBackend(answer, labels=labels, rewards=lambda request: [0.5])
+    bench = run_bench(
+        BenchSpec(judges=[reward, JUDGE], rows=ROWS, modes=["reward", "generation"]),
+        lambda config: backend,
+        progress=None,
+    )
+    measured, reward_in_generation, judge_in_reward, generated = bench["results"]
+    assert (measured["judge"], measured["mode"]) == ("rm", "reward")
+    assert measured["warm"]["valid_rows"] == 12 and measured["warm"]["output_tokens"] == 0
+    assert measured["warm"]["statuses"] == {"ok": 12, "missing_input": 1}
+    assert "reward_judge_params" in judge_in_reward["error"] and "warm" not in judge_in_reward
+    assert "does not apply to a reward judge" in reward_in_generation["error"]
+    assert generated["warm"]["rows"] == 13
+
+
 def test_refusals_name_the_reason() -> None:
-    with pytest.raises(ConfigError, match="issue 11"):
-        BenchSpec(judges=[JUDGE], rows=ROWS, modes=["reward"]).check()
     with pytest.raises(ConfigError, match="unknown mode fast"):
         BenchSpec(judges=[JUDGE], rows=ROWS, modes=["fast"]).check()
     text = {"name": "t", "judge_params": {"prompt_template": "{question}", "judgment_type": "TEXT"}}

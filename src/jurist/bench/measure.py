@@ -27,6 +27,8 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScores,
     RequestFeed,
+    RewardRequest,
+    RewardScores,
     StreamingBackend,
 )
 from jurist.judges.outputs import JudgeOutput
@@ -43,7 +45,7 @@ class Record:
     cached_tokens: int = 0
     cached_known: bool = False
 
-    def add(self, completion: Completion | LabelScores) -> None:
+    def add(self, completion: Completion | LabelScores | RewardScores) -> None:
         self.prompt_tokens += completion.prompt_tokens
         cached = getattr(completion, "cached_tokens", None)
         if cached is not None:
@@ -78,6 +80,16 @@ class Timed:
             message = f"backend {type(self.inner).__name__} cannot score labels"
             return [LabelScores(None, "error", error=message) for _ in requests]
         scores: list[LabelScores] = scorer(requests)
+        for score in scores:
+            self.record.add(score)
+        return scores
+
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+        scorer = getattr(self.inner, "score_rewards", None)
+        if scorer is None:
+            message = f"backend {type(self.inner).__name__} cannot run a reward model"
+            return [RewardScores(None, "error", error=message) for _ in requests]
+        scores: list[RewardScores] = scorer(requests)
         for score in scores:
             self.record.add(score)
         return scores
@@ -215,8 +227,8 @@ def metrics(
 ) -> dict[str, Any]:
     """What one timed run did: throughput in rows and tokens, parse rate, valid rows, cache hits, latency.
 
-    A valid row is ``ok`` with every field set; with ``labels_only`` (LOGPROBS scoring, where nothing is
-    decoded and explanations stay empty) it is ``ok`` with a score."""
+    A valid row is ``ok`` with every field set; with ``labels_only`` (LOGPROBS scoring and reward models,
+    where nothing is decoded and explanations stay empty) it is ``ok`` with a score."""
     outs = [o for judge in outputs.values() for o in judge]
     rows = len(next(iter(outputs.values()), ()))
     sent = [o for o in outs if o.status not in NOT_SENT]

@@ -8,8 +8,9 @@ optionally one row at a time over the first rows (the batched / one-row ratio), 
 loads.
 
 Modes: ``generation`` (decode the answer under the judge's constraint), ``logprobs`` (read the label
-distribution after one prefill; BOOL, ENUM and INT judgments and pairwise judges), ``reward`` (refused until
-reward judges exist: issue 11).
+distribution after one prefill; BOOL, ENUM and INT judgments and pairwise judges), ``reward`` (a reward
+model or classifier, ``reward_judge_params``: one prefill through the engine's pooling path). A judge that a
+mode does not apply to is listed with the reason.
 """
 
 from __future__ import annotations
@@ -31,10 +32,7 @@ from jurist.errors import ConfigError, JuristError
 
 MODES = ("generation", "logprobs", "reward")
 SCORING = {"generation": "GENERATE", "logprobs": "LOGPROBS"}
-REWARD_REFUSAL = (
-    "mode reward needs reward-model judges, which jurist does not have yet (issue 11 adds them); "
-    "use generation or logprobs"
-)
+PREFILL_ONLY = ("logprobs", "reward")  # nothing decoded: a valid row is an ok row with a score
 
 
 @dataclass(frozen=True)
@@ -55,8 +53,6 @@ class BenchSpec:
         unknown = [m for m in self.modes if m not in MODES]
         if unknown:
             raise ConfigError(f"unknown mode {', '.join(unknown)}; modes: {', '.join(MODES)}")
-        if "reward" in self.modes:
-            raise ConfigError(REWARD_REFUSAL)
         if not self.rows:
             raise ConfigError("no rows to measure")
         if self.repeat < 1:
@@ -121,6 +117,14 @@ class Bench:
         settings = dict(self.spec.overrides)
         if model is not None:
             settings["inference_config.model.model_name"] = model
+        if mode == "reward":
+            config = load_judge_config(judge, settings)
+            if not config.is_reward:
+                raise ConfigError(
+                    "mode reward measures reward models (configs with reward_judge_params); this judge "
+                    "generates its answer: use generation or logprobs"
+                )
+            return config
         settings["judge_params.scoring"] = SCORING[mode]
         return load_judge_config(judge, settings)
 
@@ -203,7 +207,7 @@ class Bench:
                 seconds = time.perf_counter() - started
             after = stats() if before is not None and callable(stats) else None
             cache = (before, after) if before is not None and after is not None else None
-            result = metrics(outputs, seconds, wrapped.record, cache, labels_only=mode == "logprobs")
+            result = metrics(outputs, seconds, wrapped.record, cache, labels_only=mode in PREFILL_ONLY)
             result["peak_rss_mb"] = round(memory.rss_mb, 1)
             result["peak_gpu_mb"] = memory.gpu_mb
             return result
