@@ -61,7 +61,9 @@ def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 
 def create_backend(config: InferenceConfig) -> Backend:
     """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); on NATIVE a
-    sequence-classification model gets the reward backend; a remote server is checked to answer at all."""
+    sequence-classification model gets the reward backend; a remote server is checked to answer at all.
+    Oumi's other engine names were mapped when the config loaded (ANTHROPIC and the other hosted APIs, REMOTE
+    and SGLANG run on OPENAI; LLAMACPP, GOOGLE_VERTEX and BEDROCK are refused there, naming why)."""
     engine = config.engine
     backend: Backend
     if engine is InferenceEngine.VLLM:

@@ -4,6 +4,7 @@
 (:class:`~jurist.judges.parts.JudgeParts`: output spec, prompt, reader, scorer, requests) and the kind that
 uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``,
 :class:`~jurist.judges.reward.RewardJudge` for ``reward_judge_params``,
+:class:`~jurist.judges.rule.RuleJudge` for ``rule_judge_params`` (no model),
 :class:`~jurist.judges.pointwise.PointwiseJudge` otherwise. The engine only talks to this class.
 """
 
@@ -24,6 +25,7 @@ from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
 from jurist.judges.reward import RewardJudge
+from jurist.judges.rule import RuleJudge
 from jurist.render.prompts import PromptBuilder
 from jurist.render.templates import MissingValue
 
@@ -33,6 +35,8 @@ def _kind_for(parts: JudgeParts) -> JudgeKind:
         return PairwiseJudge(parts)
     if parts.config.is_reward:
         return RewardJudge(parts)
+    if parts.config.is_rule:
+        return RuleJudge(parts)
     return PointwiseJudge(parts)
 
 
@@ -48,6 +52,8 @@ class Judge:
         self.parts = JudgeParts(config)
         self.kind: JudgeKind = _kind_for(self.parts)
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
+        self.needs_model: bool = not isinstance(self.kind, RuleJudge)
+        """False for a rule judge: it sends no request, and no model loads for it."""
 
     @classmethod
     def from_config(
