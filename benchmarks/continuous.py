@@ -3,7 +3,7 @@
     python benchmarks/continuous.py [--rows 1000] [--chunk 200] [--model PATH] [--out FILE]
 
 On LLMBar rows from every set (each instruction with each of its two outputs; the built-in
-``generic/instruction_following`` judge, JSON with an explanation) and the embedded SmolLM2 model, over the
+``graded/instruction_following`` judge, JSON with an explanation) and the embedded SmolLM2 model, over the
 same rows and one engine, emptying the prefix cache before each:
 
 1. ``chunked``: chunks of ``--chunk`` rows, each one ``generate`` call that waits for its slowest row
@@ -43,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--chunk", type=int, default=200)
-    parser.add_argument("--judge", default="generic/instruction_following")
+    parser.add_argument("--judge", default="graded/instruction_following")
     parser.add_argument("--model", default=None)
     parser.add_argument("--out", type=Path, default=RESULTS / "continuous.json")
     args = parser.parse_args()

@@ -3,7 +3,7 @@
     python benchmarks/pipeline.py [--rows 100000 1000000] [--out FILE]
 
 For each size, a JSONL file of that many rows (an instruction and a response of about 300 characters) is
-judged by the built-in ``generic/truthfulness`` judge through the scripted backend (a constant, well-formed
+judged by the built-in ``graded/truthfulness`` judge through the scripted backend (a constant, well-formed
 answer) into Parquet, in a child process pinned to one core: reading, rendering, requests, parsing, scoring,
 Arrow assembly, committing parts and merging them. It reports rows/s and the child's peak resident memory;
 flat memory means the peak at 1M rows is close to the peak at 100k. Eight GPUs judging about 240 rows/s
@@ -45,7 +45,7 @@ def child(source: str, output: str) -> None:
     from jurist import Engine, ScriptedBackend
 
     started = time.perf_counter()
-    summary = Engine("generic/truthfulness", ScriptedBackend([ANSWER], cycle=True, record=False)).run_file(
+    summary = Engine("graded/truthfulness", ScriptedBackend([ANSWER], cycle=True, record=False)).run_file(
         source, output
     )
     seconds = time.perf_counter() - started
@@ -73,7 +73,7 @@ def main() -> None:
     if args.child:
         child(*args.child)
         return
-    results: dict[str, Any] = {**header("pipeline"), "judge": "generic/truthfulness", "backend": "scripted"}
+    results: dict[str, Any] = {**header("pipeline"), "judge": "graded/truthfulness", "backend": "scripted"}
     with tempfile.TemporaryDirectory() as folder:
         for rows in args.rows:
             source = Path(folder) / f"rows-{rows}.jsonl"

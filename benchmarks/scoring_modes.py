@@ -1,6 +1,6 @@
 """LOGPROBS scoring vs generation, on the same judge, engine and rows.
 
-    python benchmarks/scoring_modes.py [--rows 200] [--judge generic/instruction_following] [--model PATH]
+    python benchmarks/scoring_modes.py [--rows 200] [--judge graded/instruction_following] [--model PATH]
 
 On LLMBar rows (each Natural-set instruction with each of its two outputs) and the embedded SmolLM2 model
 by default. ``generate`` runs the judge as configured (the built-in writes an explanation, then its
@@ -24,7 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--judge", default="generic/instruction_following")
+    parser.add_argument("--judge", default="graded/instruction_following")
     parser.add_argument("--model", default=None)
     parser.add_argument("--out", type=Path, default=RESULTS / "scoring_modes.json")
     args = parser.parse_args()

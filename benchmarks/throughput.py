@@ -3,7 +3,7 @@
     python benchmarks/throughput.py [--rows 200] [--loop-rows N] [--model PATH] [--out FILE]
 
 On LLMBar rows (each Natural-set instruction with each of its two outputs, judged by the built-in
-``generic/instruction_following`` judge, JSON with an explanation) and the embedded SmolLM2 model by
+``graded/instruction_following`` judge, JSON with an explanation) and the embedded SmolLM2 model by
 default, it measures, emptying the prefix cache before each measurement:
 
 1. ``batched``: jurist's engine, every row in one inference call;
@@ -58,7 +58,7 @@ def main() -> None:
         "--loop-rows", type=int, default=None, help="rows for the one-row-at-a-time loop (default: all)"
     )
     parser.add_argument("--model", default=None, help="HF id or folder (default: embedded SmolLM2)")
-    parser.add_argument("--judge", default="generic/instruction_following")
+    parser.add_argument("--judge", default="graded/instruction_following")
     parser.add_argument("--out", type=Path, default=RESULTS / "throughput.json")
     args = parser.parse_args()
 

@@ -6,7 +6,7 @@ inference call and returns one Arrow row per input row.
 
     >>> from jurist import Engine, ScriptedBackend
     >>> backend = ScriptedBackend(['{"explanation": "ok", "judgment": "Yes"}'], cycle=True)
-    >>> engine = Engine("generic/truthfulness", backend)
+    >>> engine = Engine("graded/truthfulness", backend)
     >>> engine.run([{"request": "2+2?", "response": "4"}])["truthfulness.judgment"].to_pylist()
     ['Yes']
 """

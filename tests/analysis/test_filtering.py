@@ -159,7 +159,7 @@ def test_the_filter_command_writes_kept_rows_and_a_report(tmp_path: Path) -> Non
     source.write_text("".join(json.dumps({"request": f"r{i}", "response": f"x{i}"}) + "\n" for i in range(6)))
     answers = [json.dumps({"explanation": "e", "judgment": j}) for j in ("Yes", "No", "Unsure")]
     out = tmp_path / "scored.parquet"
-    Engine("generic/truthfulness", ScriptedBackend(answers, cycle=True)).run_file(source, out)
+    Engine("graded/truthfulness", ScriptedBackend(answers, cycle=True)).run_file(source, out)
     done = subprocess.run(
         [sys.executable, "-m", "jurist", "filter", str(out), "-o", str(tmp_path / "kept.jsonl"),
          "--where", "truthfulness.score >= 0.5", "--report", str(tmp_path / "report.json")],

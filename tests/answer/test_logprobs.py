@@ -83,7 +83,7 @@ def test_xml_prefix_and_labels_that_prefix_each_other() -> None:
 
 
 def test_logprob_mode_drops_the_explanation() -> None:
-    config = load_judge_config("generic/truthfulness", {"judge_params.scoring": "LOGPROBS"})
+    config = load_judge_config("graded/truthfulness", {"judge_params.scoring": "LOGPROBS"})
     engine = Engine(config, scripted({"Yes": 0.7, "Unsure": 0.2, "No": 0.1}))
     row = engine.run([{"request": "r", "response": "s"}]).to_pylist()[0]
     assert "truthfulness.explanation" not in row

@@ -50,7 +50,7 @@ def backend(smollm2_dir: Path) -> Iterator[Any]:
 @pytest.mark.parametrize("fmt", ["JSON", "XML"])
 @pytest.mark.parametrize(
     ("builtin", "explanation_chars"),
-    [("generic/instruction_following", 400), ("rubric/response_quality", 160)],
+    [("graded/instruction_following", 400), ("rubric/response_quality", 160)],
     ids=["simple", "rubric"],
 )
 def test_builtin_judges_give_a_well_formed_row_for_every_input(
@@ -121,7 +121,7 @@ def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> No
 @pytest.mark.parametrize("fmt", ["JSON", "XML"])
 def test_logprob_scoring_on_the_default_model(backend: Any, fmt: str) -> None:
     config = load_judge_config(
-        "generic/truthfulness", {"judge_params.scoring": "LOGPROBS", "judge_params.response_format": fmt}
+        "graded/truthfulness", {"judge_params.scoring": "LOGPROBS", "judge_params.response_format": fmt}
     )
     table = Engine(config, backend).run(llmbar_rows())
     assert table["truthfulness.status"].to_pylist() == ["ok"] * 200
@@ -139,7 +139,7 @@ def test_an_oumi_config_at_temperature_one_gives_every_row(
 ) -> None:
     """Per-request seeds used to crash vLLM's CPU sampler once long prompts were prefilled in pieces."""
     config = load_judge_config(
-        "generic/instruction_following",
+        "graded/instruction_following",
         {"inference_config.generation.temperature": 1.0, "inference_config.generation.seed": 42},
     )
     engine = Engine(config, backend, chunk_size=60)

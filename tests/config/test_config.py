@@ -1125,12 +1125,12 @@ class TestInferenceConfig:
             judge_params:
               prompt_template: "{request}"
             inference_config:
-              engine: SGLANG
+              engine: TGI
             """,
         )
         assert str(path) in message
         assert "inference_config.engine" in message
-        assert "SGLANG" in message
+        assert "TGI" in message
         for option in ("VLLM", "NATIVE", "REMOTE_VLLM", "OPENAI"):
             assert option in message
         assert error.field == "inference_config.engine"
@@ -1215,7 +1215,7 @@ class TestLoading:
         assert not name[0].isdigit()
 
     @pytest.mark.parametrize(
-        "ref", ["generic/truthfulness", "jurist://generic/truthfulness", "generic/truthfulness.yaml"]
+        "ref", ["graded/truthfulness", "jurist://graded/truthfulness", "graded/truthfulness.yaml"]
     )
     def test_builtin_name(self, ref: str) -> None:
         config = load_judge_config(ref)

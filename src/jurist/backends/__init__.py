@@ -63,7 +63,9 @@ def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 def create_backend(config: InferenceConfig) -> Backend:
     """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); on NATIVE a
     sequence-classification model gets the reward backend; a remote server is checked to answer at all.
-    ``engine_params.data_parallel: N`` runs N engine processes (:mod:`jurist.backends.parallel`)."""
+    ``engine_params.data_parallel: N`` runs N engine processes (:mod:`jurist.backends.parallel`).
+    Oumi's other engine names were mapped when the config loaded (ANTHROPIC and the other hosted APIs, REMOTE
+    and SGLANG run on OPENAI; LLAMACPP, GOOGLE_VERTEX and BEDROCK are refused there, naming why)."""
     if parallel.DATA_PARALLEL_KEY in config.engine_params:
         inner, workers = parallel.split_config(config)
         if workers > 1:

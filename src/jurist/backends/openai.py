@@ -10,12 +10,20 @@ the standard library's HTTP client. The constraint is sent the way each server u
 
 A server that rejects a prompt as longer than the model's context gives the row ``too_long``; any other
 failure, after retries for 429 and 5xx answers, gives that row ``error``. Nothing raises for one row.
+
+Engine ``OPENAI`` reads its key from ``OPENAI_API_KEY`` unless ``remote_params`` names another variable
+(or gives the key), and its URL from ``OPENAI_BASE_URL`` when the config has none, as OpenAI's SDK does.
+Oumi's hosted engines (``ANTHROPIC``, ``TOGETHER``...) arrive here as ``OPENAI`` with their provider's
+URL and key variable (:data:`jurist.config.inference.OUMI_ENGINES`). ``remote_params`` also sets the
+retries and their backoff, a pause between a worker's requests (``politeness_policy``) and a cap on
+requests per minute.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -32,14 +40,74 @@ from jurist.errors import BackendError
 _CONTEXT_WORDS = ("maximum context length", "context length", "too long", "max_model_len")
 _RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 _DEFAULT_URLS = {InferenceEngine.OPENAI: "https://api.openai.com/v1"}
+_OUTPUT_WORDS = ("fewer output tokens", "max_tokens' or 'max_completion_tokens' is too large")
+
+
+def _base_url(config: InferenceConfig) -> str | None:
+    """The server's base URL: the config's (a full ``.../chat/completions`` URL, as Oumi writes it, is
+    cut back to its base), else ``OPENAI_BASE_URL`` for engine OPENAI, else the engine's default."""
+    url = config.remote_params.api_url
+    if not url and config.engine is InferenceEngine.OPENAI:
+        url = os.environ.get("OPENAI_BASE_URL") or None
+    url = url or _DEFAULT_URLS.get(config.engine)
+    if url is None:
+        return None
+    url = url.rstrip("/")
+    return url[: -len("/chat/completions")] if url.endswith("/chat/completions") else url
+
+
+def _key(config: InferenceConfig) -> str | None:
+    """The API key: ``remote_params.api_key``, else the named variable (which must be set), else for a plain
+    OPENAI engine ``OPENAI_API_KEY`` when set."""
+    remote = config.remote_params
+    if remote.api_key is not None:
+        return remote.api_key.get_secret_value()
+    if remote.api_key_env:
+        key = os.environ.get(remote.api_key_env)
+        if not key:
+            raise BackendError(
+                f"environment variable {remote.api_key_env} (remote_params.api_key_env) is unset"
+            )
+        return key
+    if config.engine is InferenceEngine.OPENAI and config.provider in (None, "OPENAI"):
+        return os.environ.get("OPENAI_API_KEY") or None
+    return None
+
+
+class _Pacer:
+    """Spaces requests out: each worker waits ``politeness`` seconds between its own requests, and all of
+    them together send at most ``per_minute`` requests in any 60 seconds."""
+
+    def __init__(self, politeness: float, per_minute: int | None) -> None:
+        self._politeness = politeness
+        self._per_minute = per_minute
+        self._lock = threading.Lock()
+        self._sent: list[float] = []
+        self._local = threading.local()
+
+    def wait(self) -> None:
+        last = getattr(self._local, "last", None)
+        if self._politeness and last is not None:
+            time.sleep(max(0.0, last + self._politeness - time.monotonic()))
+        if self._per_minute:
+            while True:
+                with self._lock:
+                    now = time.monotonic()
+                    self._sent = [t for t in self._sent if t > now - 60.0]
+                    if len(self._sent) < self._per_minute:
+                        self._sent.append(now)
+                        break
+                    pause = self._sent[0] + 60.0 - now
+                time.sleep(max(pause, 0.01))
+        self._local.last = time.monotonic()
 
 
 class OpenAIBackend:
     """Chat completions over HTTP against an OpenAI-compatible server."""
 
-    def __init__(self, config: InferenceConfig, *, retries: int = 3) -> None:
+    def __init__(self, config: InferenceConfig, *, retries: int | None = None) -> None:
         remote = config.remote_params
-        url = remote.api_url or _DEFAULT_URLS.get(config.engine)
+        url = _base_url(config)
         if not url:
             raise BackendError(
                 f"engine {config.engine.value} needs inference_config.remote_params.api_url "
@@ -52,15 +120,14 @@ class OpenAIBackend:
         self._engine = config.engine
         self._workers = remote.num_workers
         self._timeout = remote.timeout_s
-        self._retries = retries
+        self._retries = remote.max_retries if retries is None else retries
+        self._backoff = (remote.retry_backoff_base, max(remote.retry_backoff_max, remote.retry_backoff_base))
+        self._pacer = _Pacer(remote.politeness_policy, remote.requests_per_minute)
+        self._user = remote.user_id
         self._base = url.rstrip("/")
-        self._key: str | None = None
-        if remote.api_key_env:
-            self._key = os.environ.get(remote.api_key_env)
-            if not self._key:
-                raise BackendError(
-                    f"environment variable {remote.api_key_env} (remote_params.api_key_env) is unset"
-                )
+        self._key: str | None = _key(config)
+        if self._key is None and self._base == _DEFAULT_URLS[InferenceEngine.OPENAI]:
+            raise BackendError("OpenAI's API needs a key: set OPENAI_API_KEY (or remote_params.api_key_env)")
 
     @property
     def model_id(self) -> str:
@@ -110,6 +177,8 @@ class OpenAIBackend:
             body["frequency_penalty"] = request.frequency_penalty
         if request.presence_penalty:
             body["presence_penalty"] = request.presence_penalty
+        if self._user:
+            body["user"] = self._user
         if self._engine is InferenceEngine.REMOTE_VLLM:
             body.update(server_fields(request))
         elif request.constraint is not None and request.constraint.json_schema is not None:
@@ -132,25 +201,29 @@ class OpenAIBackend:
     def _one(self, request: GenerationRequest) -> Completion:
         payload = json.dumps(self.body(request)).encode()
         headers = self._headers()
-        delay = 1.0
+        delay, longest = self._backoff
         for attempt in range(self._retries + 1):
+            self._pacer.wait()
             try:
                 http_request = urllib.request.Request(self._url, data=payload, headers=headers, method="POST")
                 with urllib.request.urlopen(http_request, timeout=self._timeout) as response:
                     return _completion(json.loads(response.read()))
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", "replace")[:500]
+                if exc.code == 400 and any(w in detail for w in _OUTPUT_WORDS):
+                    hint = "lower inference_config.generation.max_new_tokens, or serve a longer context"
+                    return Completion("", "error", error=f"server: {detail} ({hint})")
                 if exc.code == 400 and any(w in detail.lower() for w in _CONTEXT_WORDS):
                     return Completion("", "too_long", error=f"server: {detail}")
                 if exc.code in _RETRY_STATUS and attempt < self._retries:
                     time.sleep(delay)
-                    delay *= 2
+                    delay = min(delay * 2, longest)
                     continue
                 return Completion("", "error", error=f"HTTP {exc.code}: {detail}")
             except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
                 if attempt < self._retries:
                     time.sleep(delay)
-                    delay *= 2
+                    delay = min(delay * 2, longest)
                     continue
                 return Completion("", "error", error=f"{type(exc).__name__}: {exc}")
         return Completion("", "error", error="retries exhausted")

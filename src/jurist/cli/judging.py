@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -25,12 +28,13 @@ from jurist.cli.common import (
     run_report,
 )
 from jurist.cli.console import run_console
-from jurist.config.loading import list_builtin_judges, load_judge_config, parse_cli_overrides
+from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.engine.core import Engine
 from jurist.engine.ray_job import RayRun
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge, missing_message
+from jurist.judges.outputs import JudgeOutput
 from jurist.render.templates import MissingValue
 
 logger = logging.getLogger("jurist")
@@ -49,10 +53,19 @@ def judge_dataset(
         ),
     ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Results: .parquet, .arrow/.feather, .jsonl")
-    ],
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Results: .parquet, .arrow/.feather, .jsonl (none: print them as a table)"
+        ),
+    ] = None,
     model: Annotated[str | None, typer.Option(help="Model for every judge (HF id or local folder).")] = None,
-    engine: Annotated[str | None, typer.Option(help="VLLM, NATIVE, REMOTE_VLLM or OPENAI.")] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(help="VLLM, NATIVE, REMOTE_VLLM or OPENAI (or an Oumi engine name: ANTHROPIC, ...)."),
+    ] = None,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Without --output: show each judge's raw answer in the table too.")
+    ] = False,
     input_format: Annotated[
         str | None, typer.Option(help="The input's format, when its name does not say.")
     ] = None,
@@ -118,8 +131,15 @@ def judge_dataset(
 
     Results are committed per chunk: rerun the same command to resume after a crash. Exit codes: 0 done; 1
     an unexpected error; 2 a bad config, input, output path or option (before any model loads); 3 judged, but
-    no output is ok, or more than --max-failure-rate are not; 130 interrupted (rerun to resume).
+    no output is ok, or more than --max-failure-rate are not; 130 interrupted (rerun to resume). Without
+    --output the results are printed as a table (as `oumi judge dataset` does) and not kept.
     """
+    scratch = None
+    if output is None:
+        if keep or kept or retry_failed:
+            fail(JuristError("--keep, --kept and --retry-failed need --output"))
+        scratch = Path(tempfile.mkdtemp(prefix="jurist-"))
+        output = scratch / "results.parquet"
     try:
         settings = overrides(ctx, model, engine)
         configs = [load_judge_config(ref, settings) for ref in config]
@@ -142,7 +162,7 @@ def judge_dataset(
         )
     except JuristError as exc:
         fail(exc)
-    log = output.with_name(output.name + ".log") if output.parent.is_dir() else None
+    log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
@@ -171,6 +191,11 @@ def judge_dataset(
             problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
         finally:
             runner.close()
+    if summary is not None and scratch is not None:
+        typer.echo(results_table(output, [j.name for j in runner.judges], raw=raw))
+        summary.output = "the table above (no --output: not saved)"
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
     if summary is not None:
         typer.echo(run_report(summary, log))
         if summary_json is not None:
@@ -233,6 +258,9 @@ def render(
         typer.echo(f"=== judge {judge.name} ({judge.config.source}): {judge.kind.label}")
         for line in judge.kind.describe():
             typer.echo(line)
+        if not judge.needs_model:
+            _render_rule(judge, rows, data.row_errors)
+            continue
         for index, row in enumerate(rows):
             typer.echo(f"--- row {index}")
             if index in data.row_errors:
@@ -266,3 +294,64 @@ def list_judges() -> None:
             typer.echo(f"{name}: (invalid: {exc})")
             continue
         typer.echo(f"{name:34s} {judge.kind.label:8s} {judge.config.description or ''}")
+    aliases = ", ".join(f"{alias} ({target})" for alias, target in OUMI_ALIASES.items())
+    typer.echo(f"Oumi's aliases: {aliases}")
+
+
+def _render_rule(judge: Judge, rows: list[dict[str, Any]], row_errors: Mapping[int, str]) -> None:
+    """A rule judge sends no prompt: show each row's verdict."""
+    for index, row in enumerate(rows):
+        typer.echo(f"--- row {index}")
+        if index in row_errors:
+            typer.echo(f"[bad_input] {row_errors[index]}")
+            continue
+        try:
+            step = judge.start(row)
+        except MissingValue as exc:
+            typer.echo(f"[missing_input] {missing_message(exc)}")
+            continue
+        result = step.finish(())
+        typer.echo(result.raw if isinstance(result, JudgeOutput) else "")
+
+
+def results_table(path: Path, judges: list[str], *, raw: bool = False) -> str:
+    """The results as text, one block per judge, as `oumi judge dataset` prints them without --output: the
+    overall score (the mean of the rows' scores, when every row has one), then per row its judgment, score,
+    explanation and status (and the raw answer with ``raw``)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    ids = [str(v) for v in table.column("row_id").to_pylist()]
+    blocks = []
+    for name in judges:
+        values = {
+            suffix: table.column(f"{name}.{suffix}").to_pylist()
+            if f"{name}.{suffix}" in table.column_names
+            else [None] * table.num_rows
+            for suffix in ("judgment", "score", "explanation", "status", "raw")
+        }
+        scores = values["score"]
+        overall = (
+            f"overall score {sum(scores) / len(scores):.2%}"
+            if scores and all(v is not None for v in scores)
+            else "overall score: n/a (not every row has a score)"
+        )
+        headers = ["row", "judgment", "score", "explanation", "status", *(["raw"] if raw else [])]
+        cells = [ids, *(values[k] for k in ("judgment", "score", "explanation", "status"))]
+        if raw:
+            cells.append(values["raw"])
+        lines = [[_cell(v) for v in row] for row in zip(*cells, strict=True)]
+        widths = [max([len(h), *(len(line[i]) for line in lines)]) for i, h in enumerate(headers)]
+        rule = "  ".join("-" * w for w in widths)
+        header = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+        text = [f"== {name}: {overall}", header]
+        text.append(rule)
+        text += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines]
+        blocks.append("\n".join(text))
+    return "\n\n".join(blocks)
+
+
+def _cell(value: Any, limit: int = 80) -> str:
+    text = "N/A" if value is None else str(round(value, 4)) if isinstance(value, float) else str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from jurist.answer.formats import answer_format
+from jurist.config.inference import oumi_ignored
 from jurist.config.models import JudgeConfig
 from jurist.config.types import Aggregation, JudgmentType
 from jurist.errors import ConfigError
@@ -28,6 +29,19 @@ from jurist.render.templates import Template, lookup, placeholders_in
 logger = logging.getLogger("jurist")
 
 BUILTIN_PREFIX = "jurist://"
+OUMI_PREFIX = "oumi://"
+OUMI_JUDGES_DIR = "configs/projects/judges/"
+OUMI_ALIASES = {
+    "format-compliance": "generic/format_compliance",
+    "instruction-following": "generic/instruction_following",
+    "topic-adherence": "generic/topic_adherence",
+    "truthfulness": "generic/truthfulness",
+    "safety": "generic/safety",
+    "regex-match-phone": "rule_based/regex_match_phone",
+    "regex-no-error-keywords": "rule_based/regex_no_error_keywords",
+}
+"""Oumi's judge aliases (``oumi judge dataset -c safety``) and the built-in each names."""
+_warned: set[tuple[str, str]] = set()  # (source, Oumi key) already logged in this process
 
 
 def builtin_judges_dir() -> Path:
@@ -48,7 +62,15 @@ def list_builtin_judges() -> list[str]:
 
 def _resolve_reference(ref: str | Path) -> Path:
     text = str(ref)
-    if text.startswith(BUILTIN_PREFIX):
+    if text.startswith(OUMI_PREFIX):  # oumi://configs/projects/judges/generic/safety.yaml: Oumi's own judges
+        inside = text[len(OUMI_PREFIX) :]
+        if not inside.startswith(OUMI_JUDGES_DIR):
+            raise ConfigError(
+                f"jurist's built-ins hold Oumi's judge configs only ({OUMI_PREFIX}{OUMI_JUDGES_DIR}...)",
+                source=text,
+            )
+        text = inside[len(OUMI_JUDGES_DIR) :]
+    elif text.startswith(BUILTIN_PREFIX):
         text = text[len(BUILTIN_PREFIX) :]
         path = None
     else:
@@ -57,6 +79,7 @@ def _resolve_reference(ref: str | Path) -> Path:
             return path
         if path.is_dir():
             raise ConfigError("is a folder, not a judge config file", source=text)
+        text = OUMI_ALIASES.get(text, text)
     root = builtin_judges_dir()
     stem = text[:-5] if text.endswith(".yaml") else text
     candidate = root / f"{stem}.yaml"
@@ -293,7 +316,9 @@ def load_judge_config(
     """Load and validate a judge config.
 
     ``ref`` is a YAML file path, a built-in name (``generic/truthfulness`` or
-    ``jurist://generic/truthfulness``), a :class:`JudgeConfig`, or a mapping with the YAML's structure.
+    ``jurist://generic/truthfulness``; Oumi's ``oumi://configs/projects/judges/generic/truthfulness.yaml``
+    and aliases such as ``truthfulness`` too), a :class:`JudgeConfig`, or a mapping with the YAML's
+    structure.
     ``overrides`` sets dotted keys before validation (``{"judge_params.response_format": "XML"}``).
     ``name`` sets the judge's name; otherwise the config's own ``name`` or the file's stem is used.
 
@@ -314,6 +339,7 @@ def load_judge_config(
         default_name = path.stem
     if overrides:
         data = apply_overrides(data, overrides, source)
+    ignored = _oumi_warnings(data, source)
     try:
         config = JudgeConfig.model_validate(data)
     except ValidationError as exc:
@@ -324,10 +350,24 @@ def load_judge_config(
         except ValidationError as exc:
             raise format_validation_error(exc, source) from None
     config._source = source
-    config._warnings = _collect_warnings(config)
-    for warning in config._warnings:
+    config._warnings = [*ignored, *_collect_warnings(config)]
+    for warning in config._warnings[len(ignored) :]:
         logger.warning("%s: %s", source, warning)
     return config
+
+
+def _oumi_warnings(data: Mapping[str, Any], source: str) -> list[str]:
+    """One sentence per Oumi key that jurist accepts and does not use (logged once per file and key)."""
+    section = data.get("inference_config")
+    if not isinstance(section, Mapping):
+        return []
+    out = []
+    for key, note in oumi_ignored(section):
+        out.append(f"inference_config.{key} is an Oumi setting jurist does not use, ignored ({note})")
+        if (source, key) not in _warned:
+            _warned.add((source, key))
+            logger.warning("%s: %s", source, out[-1])
+    return out
 
 
 def _default_name(stem: str | None) -> str:

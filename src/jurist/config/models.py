@@ -13,6 +13,7 @@ jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``
 reward model or classifier as the judge), ``rag_judge_params`` (a RAG metric computed in steps,
 :mod:`jurist.rag.params`), ``name`` and ``description``. Every model rejects
 unknown keys; cross-section rules are checked when a config is built.
+Oumi's ``rule_judge_params`` (:class:`RuleJudgeParams`) makes a judge that runs a rule and no model.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from jurist.answer.formats import answer_format
 from jurist.config.inference import InferenceConfig
-from jurist.config.rules import check_example_value, check_scores, coerce_scores
+from jurist.config.rules import RuleJudgeParams, check_example_value, check_scores, coerce_scores
 from jurist.config.types import (
     IDENTIFIER,
     Aggregation,
@@ -36,6 +37,7 @@ from jurist.config.types import (
     StrictModel,
 )
 from jurist.rag.params import RagJudgeParams
+from jurist.render.templates import Template
 
 
 class JudgeParams(StrictModel):
@@ -68,6 +70,10 @@ class JudgeParams(StrictModel):
             "(target_error): by default an ``error`` column or a nested ``output.error``; null turns it off."
         ),
     )
+    prompt_template_placeholders: list[str] | None = Field(
+        default=None,
+        description="Oumi's declared placeholders: checked against the template (every row must fill them).",
+    )
 
     @field_validator("judgment_scores", mode="before")
     @classmethod
@@ -87,6 +93,19 @@ class JudgeParams(StrictModel):
         if not value.strip():
             raise ValueError("prompt_template is empty")
         return value
+
+    @model_validator(mode="after")
+    def _declared_placeholders(self) -> JudgeParams:
+        """As in Oumi: the declared placeholders must be the template's (after template_variables)."""
+        if self.prompt_template_placeholders:
+            found = Template(self.prompt_template).substitute(self.template_variables).names
+            declared = set(self.prompt_template_placeholders)
+            if declared != found:
+                raise ValueError(
+                    f"prompt_template_placeholders {sorted(declared)} are not the placeholders of "
+                    f"prompt_template {sorted(found)}"
+                )
+        return self
 
 
 class Criterion(StrictModel):
@@ -245,6 +264,7 @@ class JudgeConfig(StrictModel):
     pairwise_judge_params: PairwiseJudgeParams | None = None
     rag_judge_params: RagJudgeParams | None = None
     reward_judge_params: RewardJudgeParams | None = None
+    rule_judge_params: RuleJudgeParams | None = None
     inference_config: InferenceConfig = Field(default_factory=InferenceConfig)
 
     _source: str = PrivateAttr(default="<python>")
@@ -274,6 +294,10 @@ class JudgeConfig(StrictModel):
         return self.reward_judge_params is not None
 
     @property
+    def is_rule(self) -> bool:
+        return self.rule_judge_params is not None
+
+    @property
     def source(self) -> str:
         """Where the config came from: a file path, a built-in name or ``<python>``."""
         return self._source
@@ -287,12 +311,18 @@ class JudgeConfig(StrictModel):
         jp = self.judge_params
         rubric = self.rubric_judge_params
         kinds = [
-            k for k in ("rubric", "pairwise", "reward") if getattr(self, f"{k}_judge_params") is not None
+            k
+            for k in ("rubric", "pairwise", "reward", "rule")
+            if getattr(self, f"{k}_judge_params") is not None
         ]
         if len(kinds) > 1:
             named = " or ".join(f"{kind}_judge_params" for kind in kinds)
             both = "both" if len(kinds) == 2 else "all of them"
             raise ValueError(f"a judge has either {named}, not {both}")
+        if self.rule_judge_params is not None:
+            for key in ("scoring", "label_probabilities", "examples"):
+                if key in jp.model_fields_set:
+                    raise ValueError(f"judge_params.{key} does not apply to a rule judge: it runs no model")
         if self.reward_judge_params is not None:
             for key in ("scoring", "label_probabilities", "examples", "judgment_type", "judgment_scores"):
                 if key in jp.model_fields_set:

@@ -1,4 +1,5 @@
-"""Oumi's rules on judgment values, shared by the config models: scores per label, few-shot values.
+"""Oumi's rules on judgment values, shared by the config models: scores per label, few-shot values; and
+Oumi's rule-based judges (``rule_judge_params``: :class:`RuleJudgeParams`, the ``regex`` rule).
 
 Each check raises ``ValueError`` with a message naming where the problem is; pydantic turns it into a
 validation error that :mod:`jurist.config.loading` reports with the file and the dotted key.
@@ -11,7 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.config.types import JudgmentType
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from jurist.config.types import JudgmentType, ResponseFormat, StrictModel
 
 
 def check_scores(judgment_type: JudgmentType, scores: Mapping[str, float | None] | None, where: str) -> None:
@@ -80,3 +83,80 @@ def check_example_value(
                 raise ValueError(f"{where}: {value!r} is not an integer")
             if scores and int(number) not in {int(label) for label in scores}:
                 raise ValueError(f"{where}: {value!r} is not one of {', '.join(scores)}")
+
+
+def _message(text: str) -> str:
+    return text.removeprefix("Value error, ")
+
+
+class RegexRuleConfig(StrictModel):
+    """Oumi's ``regex`` rule: does ``pattern`` match the text of ``input_field``? ``inverse`` passes when it
+    does not. ``match_mode``: ``search`` (anywhere), ``match`` (at the start) or ``fullmatch``; ``flags``:
+    Python's ``re`` flags as a number (2 = IGNORECASE)."""
+
+    pattern: str = Field(min_length=1)
+    input_field: str = "text"
+    match_mode: str = "search"
+    inverse: bool = False
+    flags: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _compiles(self) -> RegexRuleConfig:
+        if self.match_mode not in ("search", "match", "fullmatch"):
+            raise ValueError(f"match_mode {self.match_mode!r} must be search, match or fullmatch")
+        try:
+            re.compile(self.pattern, self.flags)
+        except (re.error, ValueError) as exc:
+            raise ValueError(f"pattern {self.pattern!r} is not a valid regular expression: {exc}") from None
+        return self
+
+
+RULE_TYPES = {"regex": RegexRuleConfig}
+
+
+class RuleJudgeParams(StrictModel):
+    """A judge that applies a deterministic rule and runs no model (Oumi's ``rule_judge_params``).
+
+    ``rule_type`` names the rule (Oumi's registry has ``regex``), ``rule_config`` its settings,
+    ``input_fields`` the columns every row must have. The judgment is True when the rule passes (score
+    1.0), False otherwise (0.0)."""
+
+    rule_type: str
+    input_fields: list[str] = Field(min_length=1)
+    rule_config: dict[str, Any] = Field(default_factory=dict)
+    response_format: ResponseFormat = ResponseFormat.XML
+    judgment_type: JudgmentType = JudgmentType.BOOL
+    judgment_scores: dict[str, float | None] | None = None
+
+    @field_validator("input_fields")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        if not all(isinstance(name, str) and name.strip() for name in value):
+            raise ValueError("input_fields must be non-empty names")
+        return value
+
+    @model_validator(mode="after")
+    def _known_rule(self) -> RuleJudgeParams:
+        rule = RULE_TYPES.get(self.rule_type)
+        if rule is None:
+            raise ValueError(f"rule_type {self.rule_type!r} is unknown; rule types: {', '.join(RULE_TYPES)}")
+        if self.judgment_type is not JudgmentType.BOOL or self.judgment_scores:
+            raise ValueError(
+                f"the {self.rule_type} rule passes or fails: judgment_type must be BOOL, without "
+                "judgment_scores"
+            )
+        try:
+            rule.model_validate(self.rule_config)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"rule_config.{'.'.join(str(p) for p in e['loc']) or '(all)'}: "
+                + ("unknown key" if e["type"] == "extra_forbidden" else _message(e["msg"]))
+                for e in exc.errors()
+            )
+            raise ValueError(problems) from None
+        return self
+
+    @property
+    def regex(self) -> RegexRuleConfig:
+        """The rule's settings, validated."""
+        return RegexRuleConfig.model_validate(self.rule_config)

@@ -27,7 +27,7 @@ from jurist.backends.base import Backend, describe
 from jurist.config.inference import InferenceConfig
 from jurist.config.models import JudgeConfig
 from jurist.engine.assemble import Assembler
-from jurist.engine.lazy import lazy
+from jurist.engine.lazy import NO_MODEL, lazy
 from jurist.engine.metadata import fingerprint, now, run_metadata
 from jurist.engine.plan import backend_key, chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
@@ -107,10 +107,16 @@ class Engine:
         factory when its first request needs the model."""
         if self._shared_backend is not None:
             return self._shared_backend
+        if not judge.needs_model:  # a rule judge: nothing loads
+            return NO_MODEL
         key = backend_key(judge.config.inference_config)
         if key not in self._backends:
             self._backends[key] = lazy(self._factory, judge.config.inference_config, self._loaded)
         return self._backends[key]
+
+    @staticmethod
+    def _model_id(judge: Judge, backend: Backend) -> str:
+        return backend.model_id if judge.needs_model else NO_MODEL.model_id
 
     def _loaded(self, seconds: float) -> None:
         self.load_seconds += seconds
@@ -118,7 +124,12 @@ class Engine:
     def _groups(self, judges: Sequence[Judge] | None = None) -> list[list[Judge]]:
         """Judges grouped by the backend they run on (one group when a backend was passed in)."""
         chosen = list(self.judges if judges is None else judges)
-        return [chosen] if self._shared_backend is not None else group_by_backend(chosen)
+        if self._shared_backend is not None:
+            return [chosen]
+        # judges that need no model go along with the first model's (their rows send no request)
+        groups = group_by_backend([j for j in chosen if j.needs_model])
+        model_free = [j for j in chosen if not j.needs_model]
+        return [[*groups[0], *model_free], *groups[1:]] if groups else [model_free] if model_free else []
 
     def _release(self, judges: list[Judge]) -> None:
         """Close the backend of a group this engine created, so the next model can load."""
@@ -126,7 +137,7 @@ class Engine:
             return
         backend = self._backends.pop(backend_key(judges[0].config.inference_config), None)
         if backend is not None:
-            self._described.update({j.name: describe(backend) for j in judges})
+            self._described.update({j.name: describe(backend if j.needs_model else NO_MODEL) for j in judges})
             backend.close()
 
     def close(self) -> None:
@@ -224,7 +235,7 @@ class Engine:
         chunks = source.chunks(self.chunk_size, skip)
         if len(groups) == 1:
             backend = self.backend_for(groups[0][0])
-            models = {j.name: backend.model_id for j in groups[0]}
+            models = {j.name: self._model_id(j, backend) for j in groups[0]}
             runs = judge_chunks(
                 groups[0], backend, chunks, self.id_column, max_open=self.max_open, tally=self.tally
             )
@@ -236,7 +247,7 @@ class Engine:
         models = {}
         for judges in groups:
             backend = self.backend_for(judges[0])
-            models.update({j.name: backend.model_id for j in judges})
+            models.update({j.name: self._model_id(j, backend) for j in judges})
             runs = judge_chunks(
                 judges, backend, iter(held), self.id_column, max_open=self.max_open, tally=self.tally
             )
@@ -376,6 +387,8 @@ class Engine:
         described = dict(self._described)
         for judge in self.judges:
             backend = self._shared_backend or self._backends.get(backend_key(judge.config.inference_config))
+            if not judge.needs_model:
+                backend = NO_MODEL
             if judge.name not in described and backend is not None:
                 described[judge.name] = describe(backend)
         return described

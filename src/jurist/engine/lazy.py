@@ -14,6 +14,7 @@ from typing import Any
 
 from jurist.backends import constraint_kinds
 from jurist.backends.base import (
+    ALL_CONSTRAINT_KINDS,
     Backend,
     Completion,
     ConstraintKind,
@@ -95,6 +96,27 @@ class LazyBackend:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+
+
+class NoModel:
+    """The backend of judges that need no model (rule judges): it loads nothing and takes no request."""
+
+    model_id = "rule"
+    constraint_kinds: tuple[ConstraintKind, ...] = ALL_CONSTRAINT_KINDS
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        if requests:
+            raise TypeError("a judge without a model sent a generation request")
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": "none (rule judge)"}
+
+    def close(self) -> None:
+        """Nothing to free."""
+
+
+NO_MODEL = NoModel()
 
 
 def lazy(

@@ -5,6 +5,7 @@
 uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``,
 :class:`~jurist.rag.kind.RagJudge` for configs with ``rag_judge_params``,
 :class:`~jurist.judges.reward.RewardJudge` for ``reward_judge_params``,
+:class:`~jurist.judges.rule.RuleJudge` for ``rule_judge_params`` (no model),
 :class:`~jurist.judges.pointwise.PointwiseJudge` otherwise. The engine only talks to this class.
 """
 
@@ -25,6 +26,7 @@ from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
 from jurist.judges.reward import RewardJudge
+from jurist.judges.rule import RuleJudge
 from jurist.rag.kind import RagJudge
 from jurist.render.prompts import PromptBuilder
 from jurist.render.templates import MissingValue
@@ -37,6 +39,8 @@ def _kind_for(parts: JudgeParts) -> JudgeKind:
         return PairwiseJudge(parts)
     if parts.config.is_reward:
         return RewardJudge(parts)
+    if parts.config.is_rule:
+        return RuleJudge(parts)
     return PointwiseJudge(parts)
 
 
@@ -52,6 +56,8 @@ class Judge:
         self.parts = JudgeParts(config)
         self.kind: JudgeKind = _kind_for(self.parts)
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
+        self.needs_model: bool = not isinstance(self.kind, RuleJudge)
+        """False for a rule judge: it sends no request, and no model loads for it."""
 
     @classmethod
     def from_config(
