@@ -20,6 +20,7 @@ from jurist.config.inference import InferenceConfig
 from jurist.config.loading import list_builtin_judges, load_judge_config
 from jurist.config.models import Criterion, JudgeConfig, JudgeParams, RubricJudgeParams
 from jurist.config.types import Aggregation, InferenceEngine, JudgmentType, ResponseFormat
+from jurist.conversation import EvalJudge, JudgeVerdict, VerdictCache, judge_conversations
 from jurist.engine.core import Engine
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, InputError, JuristError
@@ -35,6 +36,7 @@ __all__ = [
     "ConfigError",
     "Criterion",
     "Engine",
+    "EvalJudge",
     "GenerationRequest",
     "InferenceConfig",
     "InferenceEngine",
@@ -44,6 +46,7 @@ __all__ = [
     "JudgeConfig",
     "JudgeOutput",
     "JudgeParams",
+    "JudgeVerdict",
     "JudgmentType",
     "JuristError",
     "Message",
@@ -53,8 +56,10 @@ __all__ = [
     "RunSummary",
     "ScriptedBackend",
     "SimpleJudge",
+    "VerdictCache",
     "__version__",
     "create_backend",
+    "judge_conversations",
     "list_builtin_judges",
     "load_judge_config",
     "read_input",

@@ -25,6 +25,7 @@ from jurist.cli.common import (
 )
 from jurist.cli.console import run_console
 from jurist.config.loading import list_builtin_judges, load_judge_config, parse_cli_overrides
+from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
@@ -53,6 +54,13 @@ def judge_dataset(
     engine: Annotated[str | None, typer.Option(help="VLLM, NATIVE, REMOTE_VLLM or OPENAI.")] = None,
     input_format: Annotated[
         str | None, typer.Option(help="The input's format, when its name does not say.")
+    ] = None,
+    criteria: Annotated[
+        Path | None,
+        typer.Option(
+            help="Criteria (one per line, or a JSON/YAML list): judge each conversation of the input's "
+            "messages column against each, one output row per pair (judge conversation/criterion)."
+        ),
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Judge only the first N rows.")] = None,
     sample: Annotated[int | None, typer.Option(help="Judge a uniform random sample of N rows.")] = None,
@@ -111,11 +119,14 @@ def judge_dataset(
         for cfg in configs:
             check_engine_params(cfg.inference_config)
         calibrations = [Calibration.load(path) for path in calibration or []]
+        data: object = input
+        if criteria is not None:  # conversations x criteria: one row per pair
+            data = conversation_source(input, criteria, input_format=input_format, id_column=id_column)
         runner = Engine(
             configs,
             chunk_size=chunk_size,
             carry_input=carry,
-            id_column=id_column,
+            id_column=id_column if criteria is None else None,
             panel=panel,
             quorum=quorum,
             calibrations=calibrations,
@@ -127,7 +138,7 @@ def judge_dataset(
     with run_console(log, verbose=verbose) as console:
         try:
             summary = runner.run_file(
-                input,
+                data,
                 output,
                 input_format=input_format,
                 limit=limit,
