@@ -20,6 +20,7 @@ from jurist.config.inference import InferenceConfig
 from jurist.config.loading import list_builtin_judges, load_judge_config
 from jurist.config.models import Criterion, JudgeConfig, JudgeParams, RubricJudgeParams
 from jurist.config.types import Aggregation, InferenceEngine, JudgmentType, ResponseFormat
+from jurist.conversation import EvalJudge, JudgeVerdict, VerdictCache, judge_conversations
 from jurist.engine.core import Engine
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, InputError, JuristError
@@ -38,6 +39,7 @@ __all__ = [
     "ConfigError",
     "Criterion",
     "Engine",
+    "EvalJudge",
     "GenerationRequest",
     "InferenceConfig",
     "InferenceEngine",
@@ -48,6 +50,7 @@ __all__ = [
     "JudgeOutput",
     "JudgeParams",
     "JudgeResult",
+    "JudgeVerdict",
     "JudgementError",
     "JudgmentType",
     "JuristError",
@@ -59,9 +62,11 @@ __all__ = [
     "RunSummary",
     "ScriptedBackend",
     "SimpleJudge",
+    "VerdictCache",
     "__version__",
     "create_backend",
     "evaluate_answers",
+    "judge_conversations",
     "list_builtin_judges",
     "load_judge_config",
     "read_input",

@@ -29,6 +29,7 @@ from jurist.cli.common import (
 )
 from jurist.cli.console import run_console
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
+from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
 from jurist.engine.ray_job import RayRun
 from jurist.errors import JuristError
@@ -68,6 +69,13 @@ def judge_dataset(
     ] = False,
     input_format: Annotated[
         str | None, typer.Option(help="The input's format, when its name does not say.")
+    ] = None,
+    criteria: Annotated[
+        Path | None,
+        typer.Option(
+            help="Criteria (one per line, or a JSON/YAML list): judge each conversation of the input's "
+            "messages column against each, one output row per pair (judge conversation/criterion)."
+        ),
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Judge only the first N rows.")] = None,
     sample: Annotated[int | None, typer.Option(help="Judge a uniform random sample of N rows.")] = None,
@@ -146,11 +154,14 @@ def judge_dataset(
         for cfg in configs:
             check_engine_params(cfg.inference_config)
         calibrations = [Calibration.load(path) for path in calibration or []]
+        data: object = input
+        if criteria is not None:  # conversations x criteria: one row per pair
+            data = conversation_source(input, criteria, input_format=input_format, id_column=id_column)
         runner = Engine(
             configs,
             chunk_size=chunk_size,
             carry_input=carry,
-            id_column=id_column,
+            id_column=id_column if criteria is None else None,
             panel=panel,
             quorum=quorum,
             calibrations=calibrations,
@@ -168,7 +179,7 @@ def judge_dataset(
         try:
             run_file = runner.run_file if ray is None else RayRun(runner, ray, actors=data_parallel).run_file
             summary = run_file(
-                input,
+                data,
                 output,
                 input_format=input_format,
                 limit=limit,
