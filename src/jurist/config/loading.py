@@ -41,7 +41,6 @@ OUMI_ALIASES = {
     "regex-no-error-keywords": "rule_based/regex_no_error_keywords",
 }
 """Oumi's judge aliases (``oumi judge dataset -c safety``) and the built-in each names."""
-_warned: set[tuple[str, str]] = set()  # (source, Oumi key) already logged in this process
 
 
 def builtin_judges_dir() -> Path:
@@ -357,16 +356,14 @@ def load_judge_config(
 
 
 def _oumi_warnings(data: Mapping[str, Any], source: str) -> list[str]:
-    """One sentence per Oumi key that jurist accepts and does not use (logged once per file and key)."""
+    """One sentence per Oumi key that jurist accepts and does not use, each logged once per load."""
     section = data.get("inference_config")
     if not isinstance(section, Mapping):
         return []
     out = []
     for key, note in oumi_ignored(section):
         out.append(f"inference_config.{key} is an Oumi setting jurist does not use, ignored ({note})")
-        if (source, key) not in _warned:
-            _warned.add((source, key))
-            logger.warning("%s: %s", source, out[-1])
+        logger.warning("%s: %s", source, out[-1])
     return out
 
 

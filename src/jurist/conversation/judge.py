@@ -16,6 +16,7 @@ thing about the same conversation again does not call the model, in this process
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -181,8 +182,6 @@ class EvalJudge:
 
     async def evaluate_all(self, criteria: Sequence[str]) -> list[JudgeVerdict]:
         """Judge the most recent reply against several criteria, the uncached ones in one model call."""
-        import asyncio
-
         turns = tuple(self._turns)  # what the conversation is now, whatever is added meanwhile
         return await asyncio.to_thread(self._judge_turns, list(criteria), turns)
 
