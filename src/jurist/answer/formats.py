@@ -152,6 +152,35 @@ class _Delimited(AnswerFormat):
     def key(self, f: OutputField) -> str:
         raise NotImplementedError
 
+    def _label_answers(self, f: OutputField) -> list[str]:
+        """Each of the field's labels as the answer writes it."""
+        raise NotImplementedError
+
+    def _text_regex(self, f: OutputField) -> str:
+        """A free-text value, bounded by the field's ``max_chars``."""
+        raise NotImplementedError
+
+    def _text_max_bytes(self, f: OutputField) -> int:
+        raise NotImplementedError
+
+    def _value_regex(self, f: OutputField) -> str:
+        if f.labels is not None:
+            return _alternation(self._label_answers(f))
+        if f.judgment_type is JudgmentType.INT:
+            return INT_RE
+        if f.judgment_type is JudgmentType.FLOAT:
+            return FLOAT_RE
+        return self._text_regex(f)
+
+    def _value_max_bytes(self, f: OutputField) -> int:
+        if f.labels is not None:
+            return max(len(text.encode()) for text in self._label_answers(f))
+        if f.judgment_type is JudgmentType.INT:
+            return INT_MAX_BYTES
+        if f.judgment_type is JudgmentType.FLOAT:
+            return FLOAT_MAX_BYTES
+        return self._text_max_bytes(f)
+
     def instructions(self, fields: Fields) -> str:
         lines = [self.header]
         lines += [f"- {self.key(f)}: {self.describe(f)}" for f in fields]
@@ -179,27 +208,14 @@ class JsonFormat(_Delimited):
         """Whether the field's labels are JSON strings (every label type but INT)."""
         return f.judgment_type is not JudgmentType.INT
 
-    def _value_regex(self, f: OutputField) -> str:
-        if f.labels is not None:
-            texts = [
-                json.dumps(label, ensure_ascii=False) if self._quoted(f) else label for label in f.labels
-            ]
-            return _alternation(texts)
-        if f.judgment_type is JudgmentType.INT:
-            return INT_RE
-        if f.judgment_type is JudgmentType.FLOAT:
-            return FLOAT_RE
+    def _label_answers(self, f: OutputField) -> list[str]:
+        quoted = self._quoted(f)
+        return [json.dumps(label, ensure_ascii=False) if quoted else label for label in f.labels or ()]
+
+    def _text_regex(self, f: OutputField) -> str:
         return f'"{_JSON_CHAR}{{0,{f.max_chars}}}"'
 
-    def _value_max_bytes(self, f: OutputField) -> int:
-        if f.labels is not None:
-            quoted = self._quoted(f)
-            texts = [json.dumps(label, ensure_ascii=False) if quoted else label for label in f.labels]
-            return max(len(text.encode()) for text in texts)
-        if f.judgment_type is JudgmentType.INT:
-            return INT_MAX_BYTES
-        if f.judgment_type is JudgmentType.FLOAT:
-            return FLOAT_MAX_BYTES
+    def _text_max_bytes(self, f: OutputField) -> int:
         return f.max_chars * _UTF8_MAX + 2
 
     def regex(self, fields: Fields) -> str:
@@ -278,22 +294,13 @@ class XmlFormat(_Delimited):
     def key(self, f: OutputField) -> str:
         return f"<{f.name}>"
 
-    def _value_regex(self, f: OutputField) -> str:
-        if f.labels is not None:
-            return _alternation([xml_escape(label) for label in f.labels])
-        if f.judgment_type is JudgmentType.INT:
-            return INT_RE
-        if f.judgment_type is JudgmentType.FLOAT:
-            return FLOAT_RE
+    def _label_answers(self, f: OutputField) -> list[str]:
+        return [xml_escape(label) for label in f.labels or ()]
+
+    def _text_regex(self, f: OutputField) -> str:
         return f"{_XML_CHAR}{{0,{f.max_chars}}}"
 
-    def _value_max_bytes(self, f: OutputField) -> int:
-        if f.labels is not None:
-            return max(len(xml_escape(label).encode()) for label in f.labels)
-        if f.judgment_type is JudgmentType.INT:
-            return INT_MAX_BYTES
-        if f.judgment_type is JudgmentType.FLOAT:
-            return FLOAT_MAX_BYTES
+    def _text_max_bytes(self, f: OutputField) -> int:
         return f.max_chars * _UTF8_MAX
 
     def regex(self, fields: Fields) -> str:
