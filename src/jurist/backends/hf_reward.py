@@ -20,7 +20,8 @@ from typing import Any
 from jurist.backends.base import Completion, ConstraintKind, GenerationRequest, RewardRequest, RewardScores
 from jurist.backends.chat import ChatRenderer
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL
-from jurist.backends.transformers import engine_params, resolve_dtype
+from jurist.backends.hf_loading import load_pretrained, require_native
+from jurist.backends.transformers import engine_params
 from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
@@ -56,13 +57,9 @@ class TransformersRewardBackend:
         self, config: InferenceConfig, *, batch_size: int | None = None, device: str | None = None
     ) -> None:
         ep = engine_params(config.engine_params)
-        try:
-            import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the machine
-            raise BackendError(
-                f"engine NATIVE needs torch and transformers ({exc}); install jurist[native]"
-            ) from exc
+        torch = require_native()
+        from transformers import AutoModelForSequenceClassification
+
         params = config.model
         if params.model_name is None:
             raise BackendError(
@@ -72,24 +69,13 @@ class TransformersRewardBackend:
         self._revision = params.revision
         self.batch_size = batch_size or ep.batch_size
         self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = resolve_dtype(params.torch_dtype_str, self.device)
-        common: dict[str, Any] = {"trust_remote_code": params.trust_remote_code}
-        if params.revision is not None:
-            common["revision"] = params.revision
-        try:
-            tokenizer: Any = AutoTokenizer.from_pretrained(
-                params.tokenizer_name or params.model_name, **common
-            )
-            model: Any = AutoModelForSequenceClassification.from_pretrained(
-                params.model_name,
-                dtype=dtype if dtype == "auto" else getattr(torch, dtype),
-                **common,
-                **params.model_kwargs,
-            )
-        except Exception as exc:
-            raise BackendError(
-                f"could not load {params.model_name!r} as a sequence classifier: {exc}"
-            ) from exc
+        tokenizer, model = load_pretrained(
+            params,
+            params.model_name,
+            AutoModelForSequenceClassification,
+            self.device,
+            f"could not load {params.model_name!r} as a sequence classifier",
+        )
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         model.config.pad_token_id = tokenizer.pad_token_id

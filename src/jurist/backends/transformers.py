@@ -45,7 +45,6 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -62,6 +61,7 @@ from jurist.backends.base import (
 from jurist.backends.chat import ChatRenderer
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
 from jurist.backends.hf_labels import forward_step, label_scores
+from jurist.backends.hf_loading import load_pretrained, require_native
 from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf_vocab import token_bytes
 from jurist.backends.weights import weights_fingerprint
@@ -72,20 +72,6 @@ from jurist.errors import BackendError, ConfigError
 logger = logging.getLogger("jurist")
 
 DEFAULT_BATCH_SIZE = 16
-# torch_dtype_str -> name of the torch dtype ("auto": the dtype the checkpoint was saved in).
-_DTYPES: Mapping[str, str] = MappingProxyType(
-    {
-        "auto": "auto",
-        "float32": "float32",
-        "fp32": "float32",
-        "float": "float32",
-        "bfloat16": "bfloat16",
-        "bf16": "bfloat16",
-        "float16": "float16",
-        "fp16": "float16",
-        "half": "float16",
-    }
-)
 
 
 class NativeEngineParams(StrictModel):
@@ -139,13 +125,8 @@ class TransformersBackend:
         self, config: InferenceConfig, *, batch_size: int | None = None, device: str | None = None
     ) -> None:
         ep = engine_params(config.engine_params)
-        try:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the machine
-            raise BackendError(
-                f"engine NATIVE needs torch and transformers ({exc}); install jurist[native]"
-            ) from exc
+        torch = require_native()
+        from transformers import AutoModelForCausalLM
 
         params = config.model
         self._revision = params.revision
@@ -161,21 +142,13 @@ class TransformersBackend:
         self.batch_size = size
         self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._path = name
-        dtype = resolve_dtype(params.torch_dtype_str, self.device)
-
-        common: dict[str, Any] = {"trust_remote_code": params.trust_remote_code}
-        if params.revision is not None:
-            common["revision"] = params.revision
-        try:
-            tokenizer: Any = AutoTokenizer.from_pretrained(params.tokenizer_name or name, **common)
-            model: Any = AutoModelForCausalLM.from_pretrained(
-                name,
-                dtype=dtype if dtype == "auto" else getattr(torch, dtype),
-                **common,
-                **params.model_kwargs,
-            )
-        except Exception as exc:
-            raise BackendError(f"could not load model {name!r} with transformers: {exc}") from exc
+        tokenizer, model = load_pretrained(
+            params,
+            name,
+            AutoModelForCausalLM,
+            self.device,
+            f"could not load model {name!r} with transformers",
+        )
         self._setup(model, tokenizer, name, params.model_max_length)
 
     @classmethod
@@ -412,18 +385,6 @@ class TransformersBackend:
 
 
 # ------------------------------------------------------------------------------------------ requests
-
-
-def resolve_dtype(value: str | None, device: str) -> str:
-    """The torch dtype name for ``torch_dtype_str`` (None: float32 on CPU, bfloat16 on CUDA)."""
-    if value is None:
-        return "bfloat16" if device.startswith("cuda") else "float32"
-    resolved = _DTYPES.get(value.strip().lower())
-    if resolved is None:
-        raise BackendError(
-            f"model.torch_dtype_str {value!r} is not a dtype; use one of auto, float32, bfloat16, float16"
-        )
-    return resolved
 
 
 def _eos_ids(tokenizer_eos: int | None, generation_eos: int | list[int] | None) -> set[int]:
