@@ -4,12 +4,13 @@ scripted backend answering from the request alone, so any placement of a request
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from jurist import ScriptedBackend
 from jurist.backends.base import Backend, GenerationRequest, LabelRequest
 from jurist.backends.default_model import DEFAULT_MODEL_LABEL
 from jurist.config.inference import InferenceConfig
+from jurist.errors import BackendError
 
 JUDGE = {"name": "j", "judge_params": {"prompt_template": "Q: {question}", "include_explanation": True}}
 PAIR = {
@@ -30,6 +31,21 @@ def answer(request: GenerationRequest) -> str:
     if "poison" in text:
         raise ValueError("this request breaks the engine")
     return json.dumps({"explanation": text[-12:], "judgment": "Yes" if len(text) % 2 else "No"})
+
+
+def failing_after(requests: int) -> Callable[[GenerationRequest], str]:
+    """Answers as :func:`answer` does, then raises for every request after the first ``requests`` (a machine
+    that went away mid-run)."""
+    served = 0
+
+    def respond(request: GenerationRequest) -> str:
+        nonlocal served
+        served += 1
+        if served > requests:
+            raise BackendError("the machine went away")
+        return answer(request)
+
+    return respond
 
 
 def labels(request: LabelRequest) -> Mapping[str, float]:

@@ -92,15 +92,7 @@ def test_resumes_a_single_process_run_with_the_same_output(tmp_path: Path) -> No
     whole = tmp_path / "whole.parquet"
     Engine(sb.JUDGE, chunk_size=10, backend_factory=sb.scripted_for).run_file(source, whole)
 
-    calls = 0
-
-    def stops_after_three_chunks(request: Any) -> str:
-        nonlocal calls
-        calls += 1
-        if calls > 30:
-            raise BackendError("the machine went away")
-        return sb.answer(request)
-
+    stops_after_three_chunks = sb.failing_after(30)  # 3 chunks of 10
     output = tmp_path / "resumed.parquet"
     with pytest.raises(BackendError):
         Engine(

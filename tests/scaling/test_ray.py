@@ -149,15 +149,7 @@ def test_a_local_run_resumes_on_ray(cluster: str, tmp_path: Path) -> None:
     source = write_rows(tmp_path / "rows.jsonl", 60)
     whole = tmp_path / "whole.parquet"
     Engine(sb.JUDGE, chunk_size=10, backend_factory=sb.scripted_for).run_file(source, whole)
-    calls = 0
-
-    def stops_after_three_chunks(request: Any) -> str:
-        nonlocal calls
-        calls += 1
-        if calls > 30:
-            raise BackendError("the machine went away")
-        return sb.answer(request)
-
+    stops_after_three_chunks = sb.failing_after(30)  # 3 chunks of 10
     output = tmp_path / "resumed.parquet"
     local = Engine(
         sb.JUDGE, chunk_size=10, backend_factory=lambda _: ScriptedBackend(stops_after_three_chunks)
