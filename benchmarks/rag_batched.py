@@ -31,16 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS, ROOT, header, hit_rate, make_backend, write
+from jurist.rag.params import RagMetric
 
 DATA = ROOT / "examples" / "rag_qa.jsonl"
-METRICS = [
-    "answer_correctness",
-    "answer_relevance",
-    "context_precision",
-    "context_recall",
-    "faithfulness",
-    "criteria_score",
-]
+METRICS = [metric.value for metric in RagMetric]  # all six
 
 
 def load_rows(n: int) -> list[dict[str, Any]]:
