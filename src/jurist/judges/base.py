@@ -37,6 +37,9 @@ class JudgeKind(ABC):
     """One kind of judge: how a row becomes requests, how answers become its output, which columns it
     writes. Built from :class:`~jurist.judges.parts.JudgeParts`."""
 
+    needs_model: bool = True
+    """False for a kind that sends no request (a rule): no model loads for it."""
+
     def __init__(self, parts: JudgeParts) -> None:
         self.parts = parts
         self.config = parts.config

@@ -56,7 +56,7 @@ class Judge:
         self.parts = JudgeParts(config)
         self.kind: JudgeKind = _kind_for(self.parts)
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
-        self.needs_model: bool = not isinstance(self.kind, RuleJudge)
+        self.needs_model: bool = self.kind.needs_model
         """False for a rule judge: it sends no request, and no model loads for it."""
 
     @classmethod

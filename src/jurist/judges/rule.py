@@ -51,6 +51,7 @@ class RuleJudge(JudgeKind):
         self._reads = tuple(dict.fromkeys(fields))  # in order, once each
 
     label = "rule"
+    needs_model = False
 
     def describe(self) -> list[str]:
         """The rule and what comes out: no model, no prompt."""
