@@ -167,7 +167,7 @@ class VLLMBackend:
 
     constraint_kinds = CONSTRAINT_KINDS
 
-    def __init__(self, config: InferenceConfig) -> None:
+    def __init__(self, config: InferenceConfig, *, pooling: bool = False) -> None:
         ep = engine_params(config.engine_params)
         try:
             import vllm  # noqa: F401
@@ -209,6 +209,7 @@ class VLLMBackend:
             "block_size": ep.block_size or (CPU_BLOCK_SIZE if on_cpu else None),
             "disable_log_stats": False,
             "seed": 0,
+            "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm_embed`)
         }
         if on_cpu:
             kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes or cpu_kv_cache_bytes(

@@ -11,6 +11,7 @@
     jurist filter RESULTS -o KEPT   keep rows by gates, predicates, quantiles, top-k
     jurist pairs RESULTS -o PAIRS   preference pairs for DPO
     jurist bench -c C -i F          throughput of judges on models (rows/s, tokens/s, latency, memory)
+    jurist batch IN.jsonl -o OUT    an OpenAI batch file on a local engine, resumable
 
 Dotted options after the named ones override config keys, as in ``oumi judge dataset``. The commands
 live in :mod:`.judging`, :mod:`.analysis`, :mod:`.training` and :mod:`.bench`; they are registered here,
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, bench, judging, training
+from jurist.cli import analysis, batch, bench, judging, training
 from jurist.cli.common import EXTRA
 
 app = typer.Typer(
@@ -43,6 +44,7 @@ app.command("calibrate")(analysis.calibrate)
 app.command("bench", context_settings=EXTRA)(bench.bench)
 app.command("filter")(training.filter_command)
 app.command("pairs")(training.pairs_command)
+app.command("batch")(batch.batch)
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ pipe, a CI log) a line is written about every 30 seconds, so logs stay short.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from jurist.judges.outputs import JudgeOutput
@@ -41,6 +41,15 @@ class Progress:
         rows = len(next(iter(outputs.values()), ()))
         for outs in outputs.values():
             self.statuses.update(o.status for o in outs)
+        self._show(rows)
+
+    def advance(self, statuses: Iterable[str]) -> None:
+        """Rows done, one status each (runs that are not judge runs: ``jurist batch``)."""
+        counted = Counter(statuses)
+        self.statuses.update(counted)
+        self._show(sum(counted.values()))
+
+    def _show(self, rows: int) -> None:
         self._bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in self.statuses.most_common()), refresh=False)
         self._bar.update(rows)
 

@@ -1,0 +1,163 @@
+"""``jurist batch``: run an OpenAI batch input file on a local engine and write OpenAI batch output lines."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+from jurist.backends.base import Backend
+from jurist.batch.requests import Served
+from jurist.batch.runner import DEFAULT_CHUNK_SIZE, BatchRun, Embedder
+from jurist.cli.common import EXIT_CRASH, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
+from jurist.cli.console import run_console
+from jurist.config.inference import InferenceConfig
+from jurist.errors import ConfigError, JuristError
+
+logger = logging.getLogger("jurist")
+
+
+def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
+    out = {}
+    for value in values or []:
+        key, sep, target = value.partition("=")
+        if not sep or not key or not target:
+            raise ConfigError(f"{option} takes NAME=VALUE, got {value!r}")
+        out[key] = target
+    return out
+
+
+def inference_config(model: str | None, engine: str | None, params: dict[str, str]) -> InferenceConfig:
+    """The inference config of a batch run's chat or embedding model (``--engine-param`` values are read as
+    YAML scalars)."""
+    data: dict[str, Any] = {"model": {"model_name": model}}
+    if engine is not None:
+        data["engine"] = engine
+    if params:
+        data["engine_params"] = {k: yaml.safe_load(v) for k, v in params.items()}
+    try:
+        return InferenceConfig.model_validate(data)
+    except ValueError as exc:
+        raise ConfigError(f"--model/--engine/--engine-param: {exc}") from None
+
+
+def batch(
+    input: Annotated[
+        str, typer.Argument(help="OpenAI batch input file (.jsonl, also .gz/.zst/.bz2), or - for stdin.")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Batch output file (.jsonl).")],
+    model: Annotated[
+        str | None,
+        typer.Option(help="Local chat model for every line (HF id or folder; default: the embedded model)."),
+    ] = None,
+    model_map: Annotated[
+        list[str] | None,
+        typer.Option(help="body.model=local model, e.g. gpt-4o-mini=./qwen-7b (repeat; one local model)."),
+    ] = None,
+    engine: Annotated[str | None, typer.Option(help="VLLM (default), NATIVE, REMOTE_VLLM or OPENAI.")] = None,
+    engine_param: Annotated[
+        list[str] | None, typer.Option(help="An engine parameter KEY=VALUE (repeat), as engine_params.")
+    ] = None,
+    embedding_model: Annotated[
+        str | None, typer.Option(help="A model for /v1/embeddings lines (vLLM's pooling runner).")
+    ] = None,
+    max_tokens: Annotated[
+        int, typer.Option(min=1, help="Token bound of lines whose body sets no max_(completion_)tokens.")
+    ] = 4096,
+    chunk_size: Annotated[
+        int, typer.Option(min=1, help="Lines per chunk (committed and resumed together).")
+    ] = DEFAULT_CHUNK_SIZE,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace an output that holds another run's lines.")
+    ] = False,
+    summary_json: Annotated[
+        Path | None, typer.Option(help="Also write the run summary as JSON here.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress line.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal too.")
+    ] = False,
+) -> None:
+    """Run every line of an OpenAI batch input file on a local engine; write one output line per input line,
+    in input order (a line that cannot run gets an OpenAI-shaped error, never a stopped run).
+
+    Lines are committed per chunk: rerun the same command to resume after a crash (no committed line is
+    sent again). Exit codes: 0 done; 1 an unexpected error; 2 a bad input, output path or option; 3 no line
+    was answered; 130 interrupted (rerun to resume).
+    """
+    from jurist.backends import constraint_kinds, create_backend
+
+    try:
+        mapping = _pairs(model_map, "--model-map")
+        params = _pairs(engine_param, "--engine-param")
+        targets = set(mapping.values()) | ({model} if model else set())
+        if len(targets) > 1:
+            raise ConfigError(
+                f"one chat model per run; --model and --model-map name {', '.join(sorted(targets))}"
+            )
+        chat_config = inference_config(next(iter(targets), None), engine, params)
+        embed_config = inference_config(embedding_model, None, params) if embedding_model else None
+        served = Served(
+            model=model,
+            model_map=mapping,
+            embeddings=embed_config is not None,
+            constraint_kinds=constraint_kinds(chat_config),
+            default_max_tokens=max_tokens,
+        )
+
+        def chat() -> Backend:
+            return create_backend(chat_config)
+
+        def embedder() -> Embedder:
+            from jurist.backends.vllm_embed import VLLMEmbedder
+
+            assert embed_config is not None
+            return VLLMEmbedder(embed_config)
+
+        options = {
+            "chat": chat_config.model_dump(mode="json"),
+            "model_map": mapping,
+            "embeddings": embed_config.model_dump(mode="json") if embed_config else None,
+            "max_tokens": max_tokens,
+            "chunk_size": chunk_size,
+        }
+        runner = BatchRun(
+            chat,
+            served,
+            embedder=embedder if embed_config is not None else None,
+            chunk_size=chunk_size,
+            options=options,
+        )
+    except JuristError as exc:
+        fail(exc)
+    log = output.with_name(output.name + ".log") if output.parent.is_dir() else None
+    summary, problem, code = None, None, EXIT_OK
+    with run_console(log, verbose=verbose) as console:
+        try:
+            summary = runner.run(input, output, overwrite=overwrite, progress=None if quiet else console.err)
+        except JuristError as exc:
+            problem, code = f"error: {exc}", EXIT_USAGE
+        except KeyboardInterrupt:
+            problem, code = (
+                "interrupted: the chunks done so far are kept; rerun the same command to resume",
+                130,
+            )
+        except Exception as exc:
+            logger.exception("the batch run failed")
+            where = f" (details in {log})" if log is not None else ""
+            problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
+        finally:
+            runner.close()
+    if summary is not None:
+        typer.echo(summary.text())
+        if summary_json is not None:
+            summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+        if not summary.complete and summary.lines and not summary.answered and not summary.resumed_from:
+            problem, code = "error: no line was answered", EXIT_FAILED
+    if problem:
+        typer.echo(problem, err=True)
+    raise typer.Exit(code)
