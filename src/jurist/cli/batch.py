@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 import yaml
 
 from jurist.backends.base import Backend
+from jurist.batch.emit import emit_batch
 from jurist.batch.requests import Served
+from jurist.batch.results import BatchResults
 from jurist.batch.runner import DEFAULT_CHUNK_SIZE, BatchRun, Embedder
 from jurist.cli.common import EXIT_CRASH, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 from jurist.cli.console import run_console
 from jurist.config.inference import InferenceConfig
+from jurist.engine.core import Engine
 from jurist.errors import ConfigError, JuristError
 
 logger = logging.getLogger("jurist")
@@ -161,3 +165,33 @@ def batch(
     if problem:
         typer.echo(problem, err=True)
     raise typer.Exit(code)
+
+
+# ------------------------------------------------------------------------ jurist judge dataset's options
+def results_backend(path: Path | None) -> BatchResults | None:
+    """``--from-batch-results``: the backend that answers from a batch output file (None without one)."""
+    return None if path is None else BatchResults(path)
+
+
+def emit_command(
+    engine: Engine,
+    data: Any,
+    path: Path,
+    scratch: Path | None,
+    input_format: str | None,
+    limit: int | None,
+    sample: int | None,
+    seed: int,
+) -> NoReturn:
+    """``--emit-batch``: write the run's requests (rows chosen by ``limit`` / ``sample`` / ``seed``) as a
+    batch input file, say what was written, and exit (0, or 2 for a bad input or path)."""
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        emitted = emit_batch(
+            engine, data, path, input_format=input_format, limit=limit, sample=sample, seed=seed
+        )
+    except (JuristError, OSError) as exc:
+        fail(exc)
+    typer.echo(emitted.text())
+    raise typer.Exit(EXIT_OK)

@@ -16,6 +16,7 @@ from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.backends import check_engine_params, create_backend
 from jurist.backends.parallel import data_parallel_factory
+from jurist.cli import batch as batch_cli
 from jurist.cli.common import (
     EXIT_CRASH,
     EXIT_OK,
@@ -134,6 +135,13 @@ def judge_dataset(
             "cluster address (needs the ray extra)."
         ),
     ] = None,
+    emit_batch: Annotated[
+        Path | None,
+        typer.Option(help="Write the requests as an OpenAI batch file (.jsonl) instead of judging."),
+    ] = None,
+    from_batch_results: Annotated[
+        Path | None, typer.Option(help="Answer from an OpenAI batch output file instead of a model.")
+    ] = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
@@ -159,6 +167,7 @@ def judge_dataset(
             data = conversation_source(input, criteria, input_format=input_format, id_column=id_column)
         runner = Engine(
             configs,
+            batch_cli.results_backend(from_batch_results),
             chunk_size=chunk_size,
             carry_input=carry,
             id_column=id_column if criteria is None else None,
@@ -173,6 +182,8 @@ def judge_dataset(
         )
     except JuristError as exc:
         fail(exc)
+    if emit_batch is not None:
+        batch_cli.emit_command(runner, data, emit_batch, scratch, input_format, limit, sample, seed)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
