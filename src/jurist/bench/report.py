@@ -1,7 +1,9 @@
 """What ``jurist bench`` writes: ``bench.json``, ``bench.md`` (a Markdown table) and two PNG plots.
 
 ``rows_per_s.png``: warm rows/s per model, one bar per judge and mode; ``tokens_per_s.png``: prompt and
-output tokens/s per (model, judge, mode). Every bar carries its number. matplotlib is imported
+output tokens/s per (model, judge, mode); with prices (:mod:`jurist.bench.cost`), ``cost_per_million.png``:
+dollars per million judgments per (model, judge, mode), and a ``$/M judgments`` column beside rows/s.
+Every bar carries its number. matplotlib is imported
 inside :func:`plot` (the ``bench`` extra), with its file-only backend.
 """
 
@@ -47,8 +49,33 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
+def columns(bench: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The table's columns: with a cost in any measurement, ``$/M judgments`` follows rows/s."""
+    if not any("cost" in e for e in bench.get("results", [])):
+        return COLUMNS
+    return (*COLUMNS[:4], ("$/M judgments", "cost.usd_per_million_judgments"), *COLUMNS[4:])
+
+
+def price_line(bench: Mapping[str, Any]) -> str | None:
+    """How the costs were computed, for the table's header."""
+    prices = bench.get("settings", {}).get("prices")
+    if not prices:
+        return None
+    parts = []
+    if prices.get("gpu_hour") is not None:
+        unit = "per machine" if prices.get("per") == "machine" else "per GPU"
+        parts.append(f"${prices['gpu_hour']}/h {unit}: $/M judgments = $/h / (rows/s x 3600) x 10^6")
+    if prices.get("per_million_in") is not None:
+        parts.append(
+            f"remote engines ${prices['per_million_in']} / ${prices['per_million_out']} per million input / "
+            "output tokens: $/M judgments = tokens in per judgment x $in + tokens out per judgment x $out"
+        )
+    return "Cost: " + "; ".join(parts) + "."
+
+
 def markdown(bench: Mapping[str, Any]) -> str:
     """The results as a Markdown table (a refused measurement shows its reason), under the machine."""
+    table = columns(bench)
     env = bench.get("environment", {})
     machine = env.get("machine", {})
     gpus = ", ".join(f"{g['name']} ({g['memory_mb']:.0f} MB)" for g in machine.get("gpus", [])) or "no GPU"
@@ -60,18 +87,19 @@ def markdown(bench: Mapping[str, Any]) -> str:
         f"Versions: {versions}.",
         f"{settings.get('rows')} rows, best of {settings.get('repeat')} warm runs; cold = the first "
         f"{settings.get('cold_rows')} rows on the fresh engine.",
+        *([line] if (line := price_line(bench)) else []),
         "",
-        "| " + " | ".join(title for title, _ in COLUMNS) + " |",
-        "|" + "---|" * len(COLUMNS),
+        "| " + " | ".join(title for title, _ in table) + " |",
+        "|" + "---|" * len(table),
     ]
     for entry in bench.get("results", []):
         if "error" in entry:
             lines.append(
                 f"| {_cell(entry.get('model'))} | {_cell(entry['judge'])} | {entry['mode']} | "
-                f"refused: {_cell(entry['error'])} |" + " |" * (len(COLUMNS) - 4)
+                f"refused: {_cell(entry['error'])} |" + " |" * (len(table) - 4)
             )
             continue
-        lines.append("| " + " | ".join(_cell(lookup(entry, key)) for _, key in COLUMNS) + " |")
+        lines.append("| " + " | ".join(_cell(lookup(entry, key)) for _, key in table) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -134,6 +162,24 @@ def plot(bench: Mapping[str, Any], folder: Path) -> list[Path]:
     figure.tight_layout()
     paths.append(_save(figure, folder / "tokens_per_s.png"))
     plt.close(figure)
+
+    priced = [e for e in measured if "cost" in e]
+    if priced:
+        labels = [f"{_short(str(e['model']))}\n{_label(e, several)}" for e in priced]
+        values = [float(e["cost"]["usd_per_million_judgments"]) for e in priced]
+        figure, axes = plt.subplots(figsize=(max(6.0, 1.4 * len(priced)), 4.5))
+        bars = axes.bar(range(len(priced)), values, 0.6)
+        rates = [lookup(e, "warm.rows_per_s") for e in priced]
+        axes.bar_label(
+            bars, labels=[f"${v:,.2f}\n{r:.3g} rows/s" for v, r in zip(values, rates, strict=True)]
+        )
+        axes.set_xticks(range(len(priced)), labels, fontsize=7)
+        axes.set_ylabel("$ per million judgments (warm, best run)")
+        axes.set_title("jurist bench: what a million judgments cost")
+        axes.margins(y=0.2)
+        figure.tight_layout()
+        paths.append(_save(figure, folder / "cost_per_million.png"))
+        plt.close(figure)
     return paths
 
 
@@ -166,8 +212,10 @@ def summary_lines(bench: Mapping[str, Any]) -> Sequence[str]:
             out.append(f"{e.get('model')} / {e['judge']} / {e['mode']}: refused: {e['error']}")
         else:
             w = e["warm"]
+            cost = e.get("cost")
+            priced = f", ${cost['usd_per_million_judgments']:,.2f} per million judgments" if cost else ""
             out.append(
                 f"{e['model']} / {e['judge']} / {e['mode']}: {w['rows_per_s']} rows/s, "
-                f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}"
+                f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}{priced}"
             )
     return out

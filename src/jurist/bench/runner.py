@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from jurist.backends.base import Backend
+from jurist.backends.base import Backend, describe
 from jurist.bench.measure import PeakMemory, metrics, timed
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
@@ -177,7 +177,8 @@ class Bench:
                     out.append(self.refused(judge, model, mode, str(config)))
                     continue
                 entry = self.measure(backend, config, mode)
-                entry.update(model=backend.model_id, load_seconds=round(load_seconds, 3))
+                entry.update(model=backend.model_id, engine=describe(backend).get("engine"))
+                entry["load_seconds"] = round(load_seconds, 3)
                 entry["load_peak_rss_mb"] = round(memory.rss_mb, 1)
                 out.append(entry)
         finally:

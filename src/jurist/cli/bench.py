@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 
+from jurist.bench.cost import Prices, add_costs, parse_token_prices
 from jurist.bench.report import summary_lines, write
 from jurist.bench.runner import BenchSpec, run_bench
 from jurist.cli.common import ConfigOpt, fail, overrides
 from jurist.cli.console import run_console
-from jurist.errors import JuristError
+from jurist.errors import ConfigError, JuristError
 from jurist.io.opening import open_source
 
 
@@ -33,6 +34,18 @@ def bench(
         typer.Option("--one-row", help="Also judge the first rows one at a time (batched / one-row ratio)."),
     ] = False,
     one_row_rows: Annotated[int, typer.Option(help="Rows of the one-row loop.")] = 16,
+    gpu_hour_price: Annotated[
+        float | None,
+        typer.Option(help="Dollars per hour of one GPU (or of the machine: --price-per machine)."),
+    ] = None,
+    price_per: Annotated[str, typer.Option(help="What --gpu-hour-price pays for: gpu or machine.")] = "gpu",
+    gpus: Annotated[
+        int | None, typer.Option(min=1, help="GPUs the price pays for (default: the machine's, at least 1).")
+    ] = None,
+    price_per_million: Annotated[
+        str | None,
+        typer.Option(help="Remote engines: dollars per million input,output tokens, e.g. 0.075,0.3."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal (else OUTPUT/bench.log).")
@@ -41,8 +54,9 @@ def bench(
     """Measure judge models: rows/s, tokens/s, parse rate, latency, load and cold time, memory.
 
     For every model (one after another), judge and mode. Writes OUTPUT/bench.json, bench.md and the plots
-    rows_per_s.png and tokens_per_s.png; the libraries' logs go to OUTPUT/bench.log. Dotted options after
-    the named ones override config keys (e.g. --inference_config.engine_params.data_parallel 2).
+    rows_per_s.png and tokens_per_s.png (and cost_per_million.png with --gpu-hour-price or
+    --price-per-million: dollars per million judgments); the libraries' logs go to OUTPUT/bench.log. Dotted
+    options after the named ones override config keys (e.g. --inference_config.engine_params.data_parallel 2).
     """
     try:
         settings = overrides(ctx, None, engine)
@@ -58,12 +72,16 @@ def bench(
             overrides=settings,
         )
         spec.check()
+        if price_per not in ("gpu", "machine"):
+            raise ConfigError(f"--price-per takes gpu or machine, got {price_per!r}")
+        token_prices = parse_token_prices(price_per_million) if price_per_million else (None, None)
+        prices = Prices(gpu_hour_price, price_per, gpus, *token_prices)  # type: ignore[arg-type]
         output.mkdir(parents=True, exist_ok=True)
     except (JuristError, OSError) as exc:
         fail(exc)
     try:
         with run_console(output / "bench.log", verbose=verbose) as console:
-            results = run_bench(spec, progress=None if quiet else console.err)
+            results = add_costs(run_bench(spec, progress=None if quiet else console.err), prices)
     except JuristError as exc:
         fail(exc)
     files = write(results, output)
