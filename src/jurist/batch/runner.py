@@ -50,7 +50,8 @@ class Embedder(Protocol):
 @dataclass
 class BatchSummary:
     """What a batch run did: lines written (``resumed_from`` of them by an earlier run), how many were
-    answered, the error codes, tokens, requests sent to the chat model, and seconds."""
+    answered, the error codes, tokens, requests sent to the chat model, and seconds (``load_seconds`` of
+    them loading models)."""
 
     output: str
     lines: int = 0
@@ -61,6 +62,7 @@ class BatchSummary:
     sent: int = 0
     resumed_from: int = 0
     seconds: float = 0.0
+    load_seconds: float = 0.0
     complete: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -75,7 +77,11 @@ class BatchSummary:
             "requests_sent": self.sent,
             "resumed_from": self.resumed_from,
             "seconds": round(self.seconds, 3),
+            "load_seconds": round(self.load_seconds, 3),
             "lines_per_second": round(done / self.seconds, 3) if self.seconds else None,
+            "lines_per_second_loaded": round(done / running, 3)
+            if (running := self.seconds - self.load_seconds) > 0
+            else None,
             "complete": self.complete,
         }
 
@@ -85,8 +91,9 @@ class BatchSummary:
         data = self.as_dict()
         errors = ", ".join(f"{k} {v}" for k, v in self.errors.most_common()) or "none"
         lines = [
-            f"{self.lines} lines -> {self.output} in {self.seconds:.1f} s "
-            f"({data['lines_per_second'] or 0:.2f} lines/s): {self.answered} answered; errors: {errors}",
+            f"{self.lines} lines -> {self.output} in {self.seconds:.1f} s ({self.load_seconds:.1f} s "
+            f"loading; {data['lines_per_second_loaded'] or 0:.2f} lines/s once loaded): "
+            f"{self.answered} answered; errors: {errors}",
             f"  tokens: {self.prompt_tokens} prompt, {self.completion_tokens} completion; "
             f"{self.sent} requests sent to the model",
         ]
@@ -176,18 +183,23 @@ class BatchRun:
         self.options = dict(options or {})
         self._chat: Backend | None = None
         self._embedder: Embedder | None = None
+        self.load_seconds = 0.0
 
     # ----------------------------------------------------------------------------------- engines
     @property
     def chat(self) -> Backend:
         if self._chat is None:
+            started = time.perf_counter()
             self._chat = self._chat_factory()
+            self.load_seconds += time.perf_counter() - started
         return self._chat
 
     @property
     def embedder(self) -> Embedder | None:
         if self._embedder is None and self._embed_factory is not None:
+            started = time.perf_counter()
             self._embedder = self._embed_factory()
+            self.load_seconds += time.perf_counter() - started
         return self._embedder
 
     def close(self) -> None:
@@ -234,7 +246,7 @@ class BatchRun:
         for _ in itertools.islice(lines, store.rows):  # committed already: their ids count as seen
             pass
         meter = Progress(None, stream=progress, initial=store.rows)
-        started = time.perf_counter()
+        started, loaded = time.perf_counter(), self.load_seconds
         try:
             for rows in self.answered(_chunks(lines, self.chunk_size), run_id, summary):
                 commit(store, rows)
@@ -243,6 +255,7 @@ class BatchRun:
         finally:
             meter.close()
         summary.seconds = time.perf_counter() - started
+        summary.load_seconds = self.load_seconds - loaded
         models = {"chat": describe(self._chat)} if self._chat is not None else {}
         if self._embedder is not None:
             models["embeddings"] = {"model": self._embedder.model_id}
