@@ -89,6 +89,17 @@ class BatchInput:
             if path.stat().st_size == 0:
                 raise InputError("is empty (0 bytes)", source=name)
 
+    def total(self) -> int | None:
+        """The lines of a plain file (blank ones too), for the progress line; None for stdin or compressed."""
+        if not self.replayable or self.compression is not None:
+            return None
+        count, last = 0, b"\n"
+        with Path(self.name).open("rb") as handle:
+            while block := handle.read(1 << 22):
+                count += block.count(b"\n")
+                last = block[-1:]
+        return count + (last != b"\n")
+
     def identity(self) -> dict[str, Any]:
         """What identifies the input for resuming (path, size, modification time, a hash of its head)."""
         if not self.replayable:

@@ -245,7 +245,7 @@ class BatchRun:
         lines = source.lines(self.served, seen)
         for _ in itertools.islice(lines, store.rows):  # committed already: their ids count as seen
             pass
-        meter = Progress(None, stream=progress, initial=store.rows)
+        meter = Progress(source.total() if progress else None, stream=progress, initial=store.rows)
         started, loaded = time.perf_counter(), self.load_seconds
         try:
             for rows in self.answered(_chunks(lines, self.chunk_size), run_id, summary):
