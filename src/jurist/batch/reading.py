@@ -130,12 +130,12 @@ class BatchInput:
     def lines(self, served: Served, seen: SeenIds) -> Iterator[Line]:
         """Every non-blank line, read and checked (``seen`` collects the custom ids)."""
         for number, raw in self.raw_lines():
-            yield read_line(number, raw, served, seen, self.source)
+            yield read_line(number, raw, served, seen)
 
 
-def read_line(number: int, raw: bytes, served: Served, seen: SeenIds, source: str = "input") -> Line:
+def read_line(number: int, raw: bytes, served: Served, seen: SeenIds) -> Line:
     """One input line as a :class:`Line` (a refusal names the line and the field)."""
-    record, reason = parse_line(raw, f"{source} line {number}")
+    record, reason = parse_line(raw, f"line {number}")
     if record is None:
         return Line(number, None, refused=("invalid_json", reason or "unreadable line"))
     custom_id = record.get("custom_id")

@@ -123,9 +123,11 @@ def batch(
             return VLLMEmbedder(embed_config)
 
         options = {
-            "chat": chat_config.model_dump(mode="json"),
+            "model": chat_config.model.model_name,
+            "engine": chat_config.engine.value,
+            "engine_params": chat_config.engine_params,
             "model_map": mapping,
-            "embeddings": embed_config.model_dump(mode="json") if embed_config else None,
+            "embedding_model": embedding_model,
             "max_tokens": max_tokens,
             "chunk_size": chunk_size,
         }
