@@ -310,10 +310,11 @@ class JudgeConfig(StrictModel):
     def _cross_checks(self) -> JudgeConfig:
         jp = self.judge_params
         rubric = self.rubric_judge_params
-        kinds = [
-            k
-            for k in ("rubric", "pairwise", "reward", "rule")
-            if getattr(self, f"{k}_judge_params") is not None
+        kinds = [  # every optional section but RAG's, which says itself what it cannot be combined with
+            name.removesuffix("_judge_params")
+            for name in type(self).model_fields
+            if name.endswith("_judge_params") and name not in ("judge_params", "rag_judge_params")
+            and getattr(self, name) is not None
         ]
         if len(kinds) > 1:
             named = " or ".join(f"{kind}_judge_params" for kind in kinds)

@@ -341,7 +341,11 @@ class Engine:
                 source=str(output),
             )
         metadata = run_metadata(
-            self.judges, source.source, source.total, {**options, "chunk_size": self.chunk_size}
+            self.judges,
+            source.source,
+            source.total,
+            {**options, "chunk_size": self.chunk_size},
+            panel=self.panel,
         )
         if retry_failed:  # the new results are staged beside the old ones, then replace them
             staging = output.with_name(f"{output.stem}.retry{output.suffix}")

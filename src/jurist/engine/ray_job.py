@@ -272,7 +272,11 @@ class RayRun:
             shutil.rmtree(blocks_dir(output), ignore_errors=True)
         payload = self._payload(source.schema, source.source)
         metadata = run_metadata(
-            engine.judges, source.source, source.total, {**options, "chunk_size": engine.chunk_size}
+            engine.judges,
+            source.source,
+            source.total,
+            {**options, "chunk_size": engine.chunk_size},
+            panel=engine.panel,
         )
         store = ResultStore(output, schema, run_id, metadata)
         kept = BlockStore(output, run_id, schema)

@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from jurist.answer.spec import OutputSpec
 from jurist.backends.base import ALL_CONSTRAINT_KINDS, Completion, ConstraintKind, LabelScores, RewardScores
@@ -39,6 +39,12 @@ class JudgeKind(ABC):
 
     needs_model: bool = True
     """False for a kind that sends no request (a rule): no model loads for it."""
+
+    kind_name: ClassVar[str]
+    """The kind in a word, as result metadata records it (``pointwise``, ``pairwise``, ...)."""
+
+    section: ClassVar[str | None] = None
+    """The config section that selects this kind (``pairwise_judge_params``...); None for the default."""
 
     def __init__(self, parts: JudgeParts) -> None:
         self.parts = parts

@@ -31,17 +31,15 @@ from jurist.rag.kind import RagJudge
 from jurist.render.prompts import PromptBuilder
 from jurist.render.templates import MissingValue
 
+KINDS: tuple[type[JudgeKind], ...] = (PairwiseJudge, RagJudge, RewardJudge, RuleJudge)
+"""The judge kinds a config section selects (each names its section); a config with none of them is
+judged pointwise. The one list of kinds: add a kind here and nowhere else."""
 
-def _kind_for(parts: JudgeParts) -> JudgeKind:
-    if parts.config.is_rag:
-        return RagJudge(parts)
-    if parts.config.is_pairwise:
-        return PairwiseJudge(parts)
-    if parts.config.is_reward:
-        return RewardJudge(parts)
-    if parts.config.is_rule:
-        return RuleJudge(parts)
-    return PointwiseJudge(parts)
+
+def kind_for(config: JudgeConfig) -> type[JudgeKind]:
+    """The kind of judge a config describes: the kind whose section it sets, else pointwise."""
+    chosen = [k for k in KINDS if k.section is not None and getattr(config, k.section) is not None]
+    return chosen[0] if chosen else PointwiseJudge
 
 
 class Judge:
@@ -54,7 +52,7 @@ class Judge:
         self.config = config
         self.name: str = config.name or "judge"
         self.parts = JudgeParts(config)
-        self.kind: JudgeKind = _kind_for(self.parts)
+        self.kind: JudgeKind = kind_for(config)(self.parts)
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
         self.needs_model: bool = self.kind.needs_model
         """False for a rule judge: it sends no request, and no model loads for it."""

@@ -49,6 +49,9 @@ def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
 class PairwiseJudge(JudgeKind):
     """A judge of ``pairwise_judge_params`` configs: two requests per row, one combined output."""
 
+    kind_name = "pairwise"
+    section = "pairwise_judge_params"
+
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)
         assert self.config.pairwise_judge_params is not None

@@ -39,6 +39,9 @@ def softmax(logits: Sequence[float]) -> list[float]:
 class RewardJudge(JudgeKind):
     """A judge whose model is a sequence classifier (a reward model, or a classifier with labels)."""
 
+    kind_name = "reward"
+    section = "reward_judge_params"
+
     label = "reward"
     judgment_fields: tuple[str, ...] = ()
 

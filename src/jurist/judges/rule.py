@@ -38,6 +38,9 @@ JUDGMENT = "judgment"
 class RuleJudge(JudgeKind):
     """A judge that applies a rule to each row (Oumi's ``RuleBasedJudge``)."""
 
+    kind_name = "rule"
+    section = "rule_judge_params"
+
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)
         assert self.config.rule_judge_params is not None

@@ -45,6 +45,9 @@ def _detail_column(name: str, kind: pa.DataType) -> Column:
 class RagJudge(JudgeKind):
     """A judge of ``rag_judge_params`` configs: one metric, one or two steps per row."""
 
+    kind_name = "rag"
+    section = "rag_judge_params"
+
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)
         params = self.config.rag_judge_params
