@@ -14,8 +14,7 @@ import typer
 
 from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
-from jurist.backends import check_engine_params, create_backend
-from jurist.backends.parallel import data_parallel_factory
+from jurist.backends import check_engine_params
 from jurist.cli.common import (
     EXIT_CRASH,
     EXIT_OK,
@@ -31,7 +30,9 @@ from jurist.cli.console import run_console
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
-from jurist.engine.ray_job import RayRun
+from jurist.engine.launch import Placement, start
+from jurist.engine.run import Run
+from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge, missing_message
@@ -157,38 +158,27 @@ def judge_dataset(
         data: object = input
         if criteria is not None:  # conversations x criteria: one row per pair
             data = conversation_source(input, criteria, input_format=input_format, id_column=id_column)
-        runner = Engine(
-            configs,
-            chunk_size=chunk_size,
-            carry_input=carry,
-            id_column=id_column if criteria is None else None,
-            panel=panel,
-            quorum=quorum,
-            calibrations=calibrations,
-            backend_factory=(
-                data_parallel_factory(data_parallel, create_backend)
-                if data_parallel and data_parallel > 1 and ray is None
-                else None
+        spec = RunSpec(
+            tuple(configs),
+            Selection(data, input_format, limit, sample, seed),
+            RunOptions(
+                chunk_size=chunk_size,
+                carry_input=carry,
+                id_column=id_column if criteria is None else None,
+                panel=panel,
+                quorum=quorum,
+                calibrations=tuple(calibrations),
             ),
         )
+        runner, batches = start(spec, Placement(data_parallel, ray, retry_failed))
     except JuristError as exc:
         fail(exc)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
-            run_file = runner.run_file if ray is None else RayRun(runner, ray, actors=data_parallel).run_file
-            summary = run_file(
-                data,
-                output,
-                input_format=input_format,
-                limit=limit,
-                sample=sample,
-                seed=seed,
-                overwrite=overwrite,
-                retry_failed=retry_failed,
-                progress=None if quiet else console.err,
-            )
+            progress = None if quiet else console.err
+            summary = Run(spec, runner, output, overwrite=overwrite, progress=progress).execute(batches)
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
         except KeyboardInterrupt:
