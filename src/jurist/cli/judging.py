@@ -28,6 +28,7 @@ from jurist.cli.common import (
 )
 from jurist.cli.console import run_console
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
+from jurist.config.templates import MissingValue
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
 from jurist.engine.launch import Placement, start
@@ -37,7 +38,6 @@ from jurist.errors import JuristError
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
-from jurist.render.templates import MissingValue
 
 logger = logging.getLogger("jurist")
 
@@ -236,7 +236,7 @@ def validate(
         typer.echo(f"  {line}")
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
     typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
-    for warning in cfg.warnings:
+    for warning in judge.warnings:
         typer.echo(f"  warning: {warning}")
 
 

@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 
 from jurist.answer.spec import OutputSpec
 from jurist.backends.base import ALL_CONSTRAINT_KINDS, Completion, ConstraintKind, LabelScores, RewardScores
+from jurist.config.templates import lookup
 from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts, Request
 from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
-from jurist.render.templates import lookup
 
 Answer = Completion | LabelScores | RewardScores
 
@@ -96,7 +96,7 @@ class JudgeKind(ABC):
 
     @abstractmethod
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:
-        """The row's first step (raises :class:`~jurist.render.templates.MissingValue`)."""
+        """The row's first step (raises :class:`~jurist.config.templates.MissingValue`)."""
 
     @abstractmethod
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput | Step:
