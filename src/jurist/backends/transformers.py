@@ -59,15 +59,15 @@ from jurist.backends.base import (
     LabelScores,
 )
 from jurist.backends.chat import ChatRenderer
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
 from jurist.backends.hf_labels import forward_step, label_scores
 from jurist.backends.hf_loading import load_pretrained, require_native
 from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf_vocab import token_bytes
-from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
+from jurist.models.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
 
