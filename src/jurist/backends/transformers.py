@@ -81,6 +81,9 @@ class NativeEngineParams(StrictModel):
     device: str | None = Field(default=None, description="cuda when available, else cpu, unless given.")
 
 
+CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
+"""What the transformers backend enforces (through outlines-core), in its order of preference."""
+
 def engine_params(values: Mapping[str, Any]) -> NativeEngineParams:
     """Validate ``engine_params`` for engine NATIVE (a :class:`ConfigError` names the key)."""
     try:
@@ -119,7 +122,7 @@ class TransformersBackend:
     unknown, or the model, its tokenizer or its chat template cannot be loaded.
     """
 
-    constraint_kinds: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
+    constraint_kinds = CONSTRAINT_KINDS
 
     def __init__(
         self, config: InferenceConfig, *, batch_size: int | None = None, device: str | None = None
