@@ -57,9 +57,15 @@ class RagJudge(JudgeKind):
         self.system = Template(jp.system_instruction or "").substitute(jp.template_variables)
         self.case_template = parts.prompt.user_template
         self.details = DETAILS[params.metric]
-        # the judge's prompt and answer shapes are this kind's, not the pointwise spec's: provenance says so
-        parts.prompt_hash = self.prompt_fingerprint()
-        parts.schema_hash = self.schema_fingerprint()
+
+    # the judge's prompt and answer shapes are this kind's, not the pointwise spec's: provenance says so
+    @cached_property
+    def prompt_hash(self) -> str:
+        return self.prompt_fingerprint()
+
+    @cached_property
+    def schema_hash(self) -> str:
+        return self.schema_fingerprint()
 
     # ------------------------------------------------------------------------------ description
     @property
