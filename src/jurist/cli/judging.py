@@ -36,6 +36,7 @@ from jurist.engine.run import Run
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
+from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
 
@@ -319,16 +320,13 @@ def results_table(path: Path, judges: list[str], *, raw: bool = False) -> str:
     """The results as text, one block per judge, as `oumi judge dataset` prints them without --output: the
     overall score (the mean of the rows' scores, when every row has one), then per row its judgment, score,
     explanation and status (and the raw answer with ``raw``)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    ids = [str(v) for v in table.column("row_id").to_pylist()]
+    results = ResultTable.open(path)
+    ids = [str(v) for v in results.values("row_id")]
     blocks = []
     for name in judges:
+        judge = results.judge(name)
         values = {
-            suffix: table.column(f"{name}.{suffix}").to_pylist()
-            if f"{name}.{suffix}" in table.column_names
-            else [None] * table.num_rows
+            suffix: results.values(column) if (column := judge.get(suffix)) else [None] * results.num_rows
             for suffix in ("judgment", "score", "explanation", "status", "raw")
         }
         scores = values["score"]

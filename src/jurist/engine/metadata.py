@@ -58,9 +58,9 @@ def machine() -> dict[str, Any]:
 def judge_entry(judge: Judge) -> dict[str, Any]:
     jp = judge.config.judge_params
     return {
-        "name": judge.name,
-        "kind": judge.kind.kind_name,
-        "columns": [f"{judge.name}.{c.suffix}" for c in judge.columns],
+        **judge_entry_columns(
+            judge.name, judge.kind.kind_name, [f"{judge.name}.{c.suffix}" for c in judge.columns]
+        ),
         "source": judge.config.source,
         "prompt_hash": judge.prompt_hash,
         "schema_hash": judge.schema_hash,
@@ -98,7 +98,8 @@ def run_metadata(
     :class:`~jurist.io.results.ResultTable`."""
     extra = {}
     if panel is not None:
-        extra["panel"] = judge_entry_columns(panel.name, PANEL, [f.name for f in panel.arrow_fields()])
+        columns = [f.name for f in panel.arrow_fields()]
+        extra["panel"] = judge_entry_columns(panel.name, PANEL, columns, pairwise=panel.pairwise)
     return {
         **extra,
         "jurist_version": __version__,

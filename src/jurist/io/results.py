@@ -38,10 +38,8 @@ class JudgeColumns:
     name: str
     kind: str
     suffixes: tuple[str, ...]
-
-    @property
-    def pairwise(self) -> bool:
-        return self.kind == PAIRWISE
+    pairwise: bool = False
+    """A pairwise judge, or a panel of pairwise judges: its verdict is a winner."""
 
     def has(self, suffix: str) -> bool:
         return suffix in self.suffixes
@@ -162,11 +160,14 @@ class ResultTable:
         return "row_id" if "row_id" in self.table.column_names else None
 
 
-def judge_entry_columns(name: str, kind: str, columns: Iterable[str]) -> dict[str, Any]:
-    """The metadata entry :class:`ResultTable` reads for one judge (or a panel): its kind and columns."""
+def judge_entry_columns(
+    name: str, kind: str, columns: Iterable[str], *, pairwise: bool = False
+) -> dict[str, Any]:
+    """The metadata entry :class:`ResultTable` reads for one judge (or a panel): its kind and columns,
+    and whether its verdict is a winner (a pairwise judge or panel)."""
     if kind not in KINDS:
         raise ValueError(f"unknown judge kind {kind!r} (kinds: {', '.join(KINDS)})")
-    return {"name": name, "kind": kind, "columns": list(columns)}
+    return {"name": name, "kind": kind, "columns": list(columns), "pairwise": pairwise or kind == PAIRWISE}
 
 
 def _entries(metadata: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -184,7 +185,8 @@ def _judge_from_entry(entry: Mapping[str, Any], present: Sequence[str]) -> Judge
     # a table read with only some columns holds only those
     held = set(present)
     suffixes = tuple(c[len(prefix) :] for c in written if c.startswith(prefix) and c in held)
-    return JudgeColumns(name, str(entry["kind"]), suffixes)
+    kind = str(entry["kind"])
+    return JudgeColumns(name, kind, suffixes, bool(entry.get("pairwise")) or kind == PAIRWISE)
 
 
 def _judges_from_columns(columns: Sequence[str]) -> list[JudgeColumns]:
@@ -198,8 +200,9 @@ def _judges_from_columns(columns: Sequence[str]) -> list[JudgeColumns]:
             for c in columns
             if c.startswith(prefix) and not any(len(o) > len(name) and c.startswith(f"{o}.") for o in names)
         )
-        kind = PANEL if name == PANEL else PAIRWISE if "winner" in suffixes else "pointwise"
-        out.append(JudgeColumns(name, kind, suffixes))
+        pairwise = "winner" in suffixes
+        kind = PANEL if name == PANEL else PAIRWISE if pairwise else "pointwise"
+        out.append(JudgeColumns(name, kind, suffixes, pairwise))
     return out
 
 
