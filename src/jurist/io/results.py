@@ -26,9 +26,8 @@ from jurist.io.formats import output_format
 from jurist.io.parts import read_metadata
 from jurist.io.writers import read_output
 
-PAIRWISE = "pairwise"
-PANEL = "panel"
-KINDS = ("pointwise", PAIRWISE, "reward", "rag", "rule", PANEL)
+PAIRWISE = "pairwise"  # the kind whose verdict is a winner
+PANEL = "panel"  # the kind of a panel's entry (each judge kind names itself: JudgeKind.kind_name)
 
 
 @dataclass(frozen=True)
@@ -165,8 +164,6 @@ def judge_entry_columns(
 ) -> dict[str, Any]:
     """The metadata entry :class:`ResultTable` reads for one judge (or a panel): its kind and columns,
     and whether its verdict is a winner (a pairwise judge or panel)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown judge kind {kind!r} (kinds: {', '.join(KINDS)})")
     return {"name": name, "kind": kind, "columns": list(columns), "pairwise": pairwise or kind == PAIRWISE}
 
 
