@@ -120,7 +120,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("rag", "conversation", "bench", "api"),
     ("cli",),
-    ("__main__",),
+    ("__main__",),  # python -m jurist: runs the command line
 )
 
 
