@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
+from typing_extensions import Unpack
 
 from jurist.analysis.calibration import Calibration
 from jurist.backends import create_backend
@@ -28,7 +29,7 @@ from jurist.engine.assemble import Assembler
 from jurist.engine.lazy import NO_MODEL, lazy
 from jurist.engine.plan import backend_key, chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
-from jurist.engine.run import LocalBatches, RetryBatches, Run
+from jurist.engine.run import FileRunOptions, LocalBatches, RetryBatches, run_file
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.stream import MAX_OPEN_CHUNKS, Outputs, Tally, judge_chunks
 from jurist.engine.summary import RunSummary
@@ -285,27 +286,22 @@ class Engine:
         input_path: Any,
         output_path: str | Path,
         *,
-        input_format: str | None = None,
-        limit: int | None = None,
-        sample: int | None = None,
-        seed: int = 0,
-        overwrite: bool = False,
         retry_failed: bool = False,
-        progress: IO[str] | None = None,
+        **options: Unpack[FileRunOptions],
     ) -> RunSummary:
         """Judge a dataset into a results file that survives a crash, and return the run's summary.
 
         ``input_path``: a file, ``-`` (JSONL on stdin), a Hugging Face dataset folder, or any dataset
-        :func:`~jurist.io.opening.open_source` reads; ``limit`` / ``sample`` (with ``seed``) choose rows.
-        Results are committed per chunk (:mod:`jurist.io.parts`): a rerun of the same run resumes after the
-        last committed chunk, and finds a finished run complete; results of another run are refused unless
-        ``overwrite``. ``retry_failed`` re-judges, in a finished run, only the (row, judge) pairs whose status
-        is not ``ok``. ``progress``: a stream for the progress line (None: no progress line). The run itself
-        is a :class:`~jurist.engine.run.Run` of :meth:`spec`.
+        :func:`~jurist.io.opening.open_source` reads (``input_format`` overrides a file's extension);
+        ``limit`` / ``sample`` (with ``seed``) choose rows. Results are committed per chunk
+        (:mod:`jurist.io.parts`): a rerun of the same run resumes after the last committed chunk, and finds a
+        finished run complete; results of another run are refused unless ``overwrite``. ``retry_failed``
+        re-judges, in a finished run, only the (row, judge) pairs whose status is not ``ok``. ``progress``: a
+        stream for the progress line (None: no progress line). The run itself is a
+        :class:`~jurist.engine.run.Run` of :meth:`spec`.
         """
-        spec = self.spec(Selection(input_path, input_format, limit, sample, seed))
-        run = Run(spec, self, output_path, overwrite=overwrite, progress=progress)
-        return run.execute(RetryBatches() if retry_failed else LocalBatches())
+        batches = RetryBatches() if retry_failed else LocalBatches()
+        return run_file(self, self.spec, batches, input_path, output_path, options)
 
     def spec(self, rows: Selection) -> RunSpec:
         """The spec of a run of this engine (its judges and options, as built) over ``rows``."""

@@ -30,16 +30,17 @@ import pickle
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from typing_extensions import Unpack
 
 from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
 from jurist.engine.core import Engine
 from jurist.engine.plan import chunk_row_ids, group_by_backend
-from jurist.engine.run import Run, RunContext
+from jurist.engine.run import FileRunOptions, RunContext, run_file
 from jurist.engine.spec import Selection
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, JuristError
@@ -227,21 +228,14 @@ class RayRun:
         input_path: Any,
         output_path: str | Path,
         *,
-        input_format: str | None = None,
-        limit: int | None = None,
-        sample: int | None = None,
-        seed: int = 0,
-        overwrite: bool = False,
         retry_failed: bool = False,
-        progress: IO[str] | None = None,
+        **options: Unpack[FileRunOptions],
     ) -> RunSummary:
         """As :meth:`Engine.run_file`, on Ray: the same output file (the same fingerprint: either resumes
         what the other started), resumable per block."""
         if retry_failed:
             raise OutputError("--retry-failed runs without --ray", source=str(output_path))
-        spec = self.engine.spec(Selection(input_path, input_format, limit, sample, seed))
-        run = Run(spec, self.engine, output_path, overwrite=overwrite, progress=progress)
-        return run.execute(RayBatches(self))
+        return run_file(self.engine, self.engine.spec, RayBatches(self), input_path, output_path, options)
 
     def _results(self, items: list[dict[str, Any]], payload: bytes) -> Iterator[dict[str, Any]]:
         """Each block's result as its actor finishes it (any order)."""

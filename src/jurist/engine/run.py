@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypedDict
 
 import pyarrow as pa
 
@@ -24,7 +24,7 @@ from jurist.engine.assemble import Assembler
 from jurist.engine.metadata import fingerprint, now, run_metadata
 from jurist.engine.progress import Progress
 from jurist.engine.retry import retry_batches
-from jurist.engine.spec import RunSpec
+from jurist.engine.spec import RunSpec, Selection
 from jurist.engine.stream import Outputs, Tally
 from jurist.engine.summary import RunSummary
 from jurist.io.parts import OutputError, ResultStore, check_output, meta_path, parts_dir, read_metadata
@@ -219,3 +219,43 @@ class Run:
                 meta_path(store.output).replace(meta_path(output))
         batches.done(context)
         return summary
+
+
+class FileRunOptions(TypedDict, total=False):
+    """The keyword arguments of ``run_file`` (:meth:`~jurist.engine.core.Engine.run_file` and
+    :meth:`~jurist.engine.ray_job.RayRun.run_file`): the rows' format and selection, and the run's handling
+    of its output and progress line."""
+
+    input_format: str | None
+    limit: int | None
+    sample: int | None
+    seed: int
+    overwrite: bool
+    progress: IO[str] | None
+
+
+def run_file(
+    engine: RunEngine,
+    spec_for: Callable[[Selection], RunSpec],
+    batches: BatchSource,
+    input_path: Any,
+    output_path: str | Path,
+    options: FileRunOptions,
+) -> RunSummary:
+    """One :class:`Run` of ``engine`` over the rows ``options`` choose from ``input_path`` into
+    ``output_path``; ``spec_for(selection)`` gives the run's spec."""
+    rows = Selection(
+        input_path,
+        options.get("input_format"),
+        options.get("limit"),
+        options.get("sample"),
+        options.get("seed", 0),
+    )
+    run = Run(
+        spec_for(rows),
+        engine,
+        output_path,
+        overwrite=options.get("overwrite", False),
+        progress=options.get("progress"),
+    )
+    return run.execute(batches)
