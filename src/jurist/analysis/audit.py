@@ -86,6 +86,27 @@ def slope(x: Sequence[float], y: Sequence[float], confidence: float) -> dict[str
     }
 
 
+POINTWISE_RESPONSES = ("response", "output", "answer", "completion")
+PAIR_RESPONSES = (("response_a", "output_1", "answer_a"), ("response_b", "output_2", "answer_b"))
+
+
+def default_responses(results: ResultTable, judge: JudgeColumns) -> AuditOptions:
+    """Options naming the judged response's column(s) when the results carry them: for a pairwise judge
+    the first of its config's ``response_a_field`` / ``response_b_field`` present, else the first of
+    ``response``, ``output``, ``answer``, ``completion``."""
+    present = results.table.column_names
+    if judge.pairwise:
+        fields = list(PAIR_RESPONSES)
+        for entry in results.metadata.get("judges") or ():
+            if isinstance(entry, dict) and entry.get("name") == judge.name:
+                pair = (entry.get("config") or {}).get("pairwise_judge_params") or {}
+                fields = [pair.get("response_a_field", fields[0]), pair.get("response_b_field", fields[1])]
+        a = next((c for c in fields[0] if c in present), None)
+        b = next((c for c in fields[1] if c in present), None)
+        return AuditOptions(pair_responses=(a, b) if a and b else None)
+    return AuditOptions(response=next((c for c in POINTWISE_RESPONSES if c in present), None))
+
+
 def _accuracy(correct: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.asarray(np.mean(correct, axis=axis))
 
@@ -203,18 +224,22 @@ def reliability(
     conf: Sequence[float], correct: Sequence[bool] | None, bins: int = BINS
 ) -> list[dict[str, Any]]:
     """Equal-width confidence bins over [0, 1]: rows, mean confidence and (with outcomes) accuracy."""
+    values = np.asarray(conf, dtype=float)
+    which = np.minimum((values * bins).astype(int), bins - 1)
+    hits = None if correct is None else np.asarray(correct, dtype=float)
     table = []
     for b in range(bins):
-        members = [i for i, c in enumerate(conf) if min(int(c * bins), bins - 1) == b]
-        if not members:
+        members = which == b
+        count = int(members.sum())
+        if not count:
             continue
         row: dict[str, Any] = {
             "bin": [b / bins, (b + 1) / bins],
-            "rows": len(members),
-            "mean_confidence": float(np.mean([conf[i] for i in members])),
+            "rows": count,
+            "mean_confidence": float(values[members].mean()),
         }
-        if correct is not None:
-            row["accuracy"] = float(np.mean([correct[i] for i in members]))
+        if hits is not None:
+            row["accuracy"] = float(hits[members].mean())
         table.append(row)
     return table
 

@@ -118,11 +118,10 @@ def ppi_mean(
         raise ValueError(f"{len(y)} labels for {len(f)} labelled scores")
     if len(y) < MIN_LABELS:
         raise InputError(f"an estimate needs at least {MIN_LABELS} labelled rows with a score, not {len(y)}")
-    if len(g) < 1:
-        raise InputError("an estimate needs at least one judged row without a label")
-    weight = power_tuning(y, f, g) if lam is None else float(lam)
-    theta = weight * g.mean() + (y - weight * f).mean()
-    se = np.sqrt(np.var(weight * g) / len(g) + np.var(y - weight * f) / len(y))
+    # every row labelled: nothing to add to the labels (lam 0, the labels' mean)
+    weight = 0.0 if len(g) == 0 else power_tuning(y, f, g) if lam is None else float(lam)
+    theta = weight * (g.mean() if len(g) else 0.0) + (y - weight * f).mean()
+    se = np.sqrt((np.var(weight * g) / len(g) if len(g) else 0.0) + np.var(y - weight * f) / len(y))
     everything = np.concatenate([f, g])
     return MeanEstimate(
         ppi=Interval.normal(theta, se, confidence),
@@ -195,8 +194,8 @@ def estimate_judge(
     for group in names:
         members = [i for i, g in enumerate(groups) if g == group]
         y, f, g = split_rows([targets[i] for i in members], [scores[i] for i in members])
-        if len(y) < MIN_LABELS or len(g) < 1:
-            per_group[group] = {"skipped": f"{len(y)} labelled and {len(g)} unlabelled rows with a score"}
+        if len(y) < MIN_LABELS:
+            per_group[group] = {"skipped": f"{len(y)} labelled rows with a score"}
             continue
         estimates[group] = ppi_mean(y, f, g, confidence=confidence)
         per_group[group] = estimates[group].as_dict()

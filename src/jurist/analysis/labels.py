@@ -171,3 +171,11 @@ def order_labels(results: ResultTable, judge: str) -> tuple[str, str, str]:
                 labels.get("tie", tie),
             )
     return first, second, tie
+
+
+def apply_label_map(labels: Sequence[Any], text: str | None) -> list[Any]:
+    """Labels with ``--label-map``'s values (``"1=a,2=b"``) put in place of the keys they name."""
+    mapping = parse_label_map(text)
+    if mapping is None:
+        return list(labels)
+    return [None if v is None else mapping.get(str(v).strip(), v) for v in labels]
