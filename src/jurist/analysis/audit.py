@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from scipy import stats
 
 from jurist.analysis.calibration import expected_calibration_error
@@ -161,11 +162,19 @@ def response_lengths(results: ResultTable, judge: JudgeColumns, options: AuditOp
     if judge.pairwise:
         if options.pair_responses is None:
             return []
-        a, b = (results.values(c) for c in options.pair_responses)
-        return [None if x is None or y is None else float(len(x) - len(y)) for x, y in zip(a, b, strict=True)]
+        a, b = (_characters(results, c) for c in options.pair_responses)
+        return [None if x is None or y is None else x - y for x, y in zip(a, b, strict=True)]
     if options.response is None:
         return []
-    return [None if v is None else float(len(str(v))) for v in results.values(options.response)]
+    return _characters(results, options.response)
+
+
+def _characters(results: ResultTable, column: str) -> list[float | None]:
+    results.require(column)
+    values = results.table.column(column)
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return [None if v is None else float(len(str(v))) for v in values.to_pylist()]
+    return [None if n is None else float(n) for n in pc.utf8_length(values).to_pylist()]
 
 
 def _length(

@@ -123,9 +123,10 @@ def ppi_mean(
     theta = weight * (g.mean() if len(g) else 0.0) + (y - weight * f).mean()
     se = np.sqrt((np.var(weight * g) / len(g) if len(g) else 0.0) + np.var(y - weight * f) / len(y))
     everything = np.concatenate([f, g])
+    labels_only = Interval.normal(y.mean(), np.std(y, ddof=1) / np.sqrt(len(y)), confidence)
     return MeanEstimate(
-        ppi=Interval.normal(theta, se, confidence),
-        labels_only=Interval.normal(y.mean(), np.std(y, ddof=1) / np.sqrt(len(y)), confidence),
+        ppi=Interval.normal(theta, se, confidence) if len(g) else labels_only,
+        labels_only=labels_only,
         judge_only=Interval.normal(
             everything.mean(), np.std(everything, ddof=1) / np.sqrt(len(everything)), confidence
         ),
