@@ -99,6 +99,7 @@ def main() -> None:
                 "LOGPROBS",
             )
         seconds = time.perf_counter() - started
+        results.with_name(results.name + ".log").unlink(missing_ok=True)  # the run's log: not a result
         labels = ["--labels", str(out / f"{kind}_labels.jsonl"), "--labels-id-column", "id"]
         audit = json.loads(jurist("audit", str(results), *labels, "--json"))
         estimate = json.loads(jurist("estimate", str(results), *labels, "--json"))

@@ -165,7 +165,8 @@ def _judge(
     if labels is not None and judge.has("score"):
         estimate = estimate_judge(results, judge.name, labels, confidence=options.confidence)["overall"]
         out["estimate"] = estimate
-        rows = [(k.replace("_", " "), estimate[k]) for k in ("judge_only", "labels_only", "ppi")]
+        names = {"judge_only": "judge only", "labels_only": "labels only", "ppi": "PPI++"}
+        rows = [(label, estimate[key]) for key, label in names.items()]
         figures.append(
             {"title": "Corrected estimate", "src": plots.intervals(rows, f"{judge.name}: mean label")}
         )
