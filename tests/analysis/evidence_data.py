@@ -45,6 +45,7 @@ def pointwise_rows(count: int, seed: int = 0) -> list[dict[str, Any]]:
             {
                 "request": f"question {i}",
                 "response": " ".join(["word"] * words),
+                "response_tokens": words,
                 "good": good,
                 "group": "xy"[i % 2],
             }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 from evidence_data import run_pairwise, run_pointwise
 
 from jurist.analysis.agreement import cohen_kappa
-from jurist.analysis.audit import AuditOptions, _kappa, audit_judge, default_responses, proportion, slope
+from jurist.analysis.audit import _kappa, audit_judge, default_responses, proportion, slope
 from jurist.analysis.labels import join_labels
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
@@ -64,7 +65,9 @@ def test_the_pointwise_audit_against_hand_counts(tmp_path: Path) -> None:
     output, labels_file = run_pointwise(tmp_path, count=80, labelled=50)
     results = ResultTable.open(output)
     labels = join_labels(results, file_rows=read_input(labels_file).table)
-    options = AuditOptions(response="response", where=("quality.score >= 0.6",))
+    options = default_responses(results, results.judge("quality"))
+    assert (options.response, options.tokens) == ("response", "response_tokens")
+    options = replace(options, where=("quality.score >= 0.6",))
     audit = audit_judge(results, "quality", labels, options)
     table = pq.read_table(output).to_pylist()
     truth = [None if v is None else v == "yes" for v in labels]
@@ -77,6 +80,9 @@ def test_the_pointwise_audit_against_hand_counts(tmp_path: Path) -> None:
         audit["length"]["score"]["high"],
     ) == (pytest.approx(hand_slope(lengths, scores)))
     assert audit["length"]["score"]["slope"] > 0  # the scripted judge favours longer responses
+    tokens = [r["response_tokens"] / 100 for r in table]
+    assert audit["length"]["tokens"]["unit"] == "100 tokens"
+    assert audit["length"]["tokens"]["score"]["slope"] == pytest.approx(hand_slope(tokens, scores)[0])
     pairs = [(x, s - float(t)) for x, s, t in zip(lengths, scores, truth, strict=True) if t is not None]
     assert audit["length"]["error"]["slope"] == pytest.approx(
         hand_slope([p[0] for p in pairs], [p[1] for p in pairs])[0]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -94,7 +94,7 @@ PAIR_RESPONSES = (("response_a", "output_1", "answer_a"), ("response_b", "output
 def default_responses(results: ResultTable, judge: JudgeColumns) -> AuditOptions:
     """Options naming the judged response's column(s) when the results carry them: for a pairwise judge
     the first of its config's ``response_a_field`` / ``response_b_field`` present, else the first of
-    ``response``, ``output``, ``answer``, ``completion``."""
+    ``response``, ``output``, ``answer``, ``completion`` (and its token count, ``<column>_tokens``)."""
     present = results.table.column_names
     if judge.pairwise:
         fields = list(PAIR_RESPONSES)
@@ -105,7 +105,9 @@ def default_responses(results: ResultTable, judge: JudgeColumns) -> AuditOptions
         a = next((c for c in fields[0] if c in present), None)
         b = next((c for c in fields[1] if c in present), None)
         return AuditOptions(pair_responses=(a, b) if a and b else None)
-    return AuditOptions(response=next((c for c in POINTWISE_RESPONSES if c in present), None))
+    response = next((c for c in POINTWISE_RESPONSES if c in present), None)
+    counts = f"{response}_tokens"
+    return AuditOptions(response=response, tokens=counts if counts in present else None)
 
 
 def _accuracy(correct: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -183,15 +185,35 @@ def _length(
     targets: list[float | None] | None,
     options: AuditOptions,
 ) -> dict[str, Any] | None:
-    lengths = response_lengths(results, judge, options)
-    if not lengths or not judge.has("score"):
+    """The length section: by characters when the response text is there, and by tokens too when a
+    token-count column is given (``tokens``: the same fields)."""
+    if not judge.has("score"):
         return None
     scores = results.values(judge.score)
-    unit = "tokens" if options.tokens is not None else "characters"
+    side = " (a minus b)" if judge.pairwise else ""
+    out: dict[str, Any] | None = None
+    characters = response_lengths(results, judge, replace(options, tokens=None))
+    if characters:
+        out = _length_fits(characters, scores, targets, f"100 characters{side}", options.confidence)
+    if options.tokens is not None:
+        tokens = _length_fits(
+            response_lengths(results, judge, options), scores, targets, "100 tokens", options.confidence
+        )
+        out = tokens if out is None else {**out, "tokens": tokens}
+    return out
+
+
+def _length_fits(
+    lengths: list[float | None],
+    scores: list[Any],
+    targets: list[float | None] | None,
+    unit: str,
+    confidence: float,
+) -> dict[str, Any]:
     rows = [(n / 100, s) for n, s in zip(lengths, scores, strict=True) if n is not None and s is not None]
     out: dict[str, Any] = {
-        "unit": f"100 {unit}" + (" (a minus b)" if judge.pairwise else ""),
-        "score": slope([r[0] for r in rows], [r[1] for r in rows], options.confidence),
+        "unit": unit,
+        "score": slope([r[0] for r in rows], [r[1] for r in rows], confidence),
     }
     if targets is not None:
         errors = [
@@ -199,7 +221,7 @@ def _length(
             for n, s, t in zip(lengths, scores, targets, strict=True)
             if n is not None and s is not None and t is not None
         ]
-        out["error"] = slope([e[0] for e in errors], [e[1] for e in errors], options.confidence)
+        out["error"] = slope([e[0] for e in errors], [e[1] for e in errors], confidence)
     return out
 
 
@@ -326,7 +348,8 @@ def audit_judge(
     if pairwise:
         verdicts = [None if v == "inconclusive" else v for v in verdicts]
     truth = None if labels is None else normalize_labels(labels, pairwise)
-    targets = None if truth is None else label_targets(truth, judge, results.values("row_id"))
+    row_ids = results.values(results.id_column) if results.id_column else None
+    targets = None if truth is None else label_targets(truth, judge, row_ids)
     statuses = Counter(results.values(judge.status)) if judge.has("status") else Counter()
     report: dict[str, Any] = {"kind": judge.kind, "rows": results.num_rows, "statuses": dict(statuses)}
     sections = {

@@ -83,7 +83,8 @@ def audit(
         str | None, typer.Option(help="The judged response (default: response, output, answer, completion).")
     ] = None,
     tokens_column: Annotated[
-        str | None, typer.Option(help="A token count of the judged response: measure length in tokens.")
+        str | None,
+        typer.Option(help="A token count of the judged response (default: <response>_tokens if present)."),
     ] = None,
     where: Annotated[
         list[str] | None, typer.Option(help="A keep rule, as `jurist filter --where` (with its gates).")
@@ -111,7 +112,7 @@ def audit(
             table.require(tokens_column)
             options = replace(
                 options,
-                tokens=tokens_column,
+                tokens=tokens_column or options.tokens,
                 where=tuple(where or ()),
                 good_at=good_at,
                 confidence=confidence,

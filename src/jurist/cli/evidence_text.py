@@ -60,11 +60,10 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
             if "order_consistency" in position:
                 lines.append(f"  order consistency {_ci(position['order_consistency'])}")
         length = r.get("length")
-        if length:
+        for section in (length, (length or {}).get("tokens")):
             for key, what in (("score", "score"), ("error", "error (score - label)")):
-                fit = length.get(key)
-                if key in length:
-                    lines.append(f"  length: {what} per {length['unit']}: {_ci(fit, 'slope', 4)}")
+                if section and key in section:
+                    lines.append(f"  length: {what} per {section['unit']}: {_ci(section[key], 'slope', 4)}")
         lean = r.get("lean") or {}
         if lean:
             shares = "; ".join(
