@@ -78,10 +78,13 @@ def main() -> None:
         write_jsonl(out / name, rows)
 
     summary: dict[str, Any] = {**header("llmbar_evidence"), "pairs": len(records)}
+    summary_path = args.out.with_suffix(".json")
+    earlier = json.loads(summary_path.read_text()) if args.reuse and summary_path.is_file() else {}
     for kind, config in (("pointwise", "generic/instruction_following"), ("pairwise", "pairwise/preference")):
         results = out / f"{kind}.parquet"
         started = time.perf_counter()
-        if not (args.reuse and results.is_file()):
+        judged = not (args.reuse and results.is_file())
+        if judged:
             jurist(
                 "judge",
                 "dataset",
@@ -98,7 +101,8 @@ def main() -> None:
                 "--judge_params.scoring",
                 "LOGPROBS",
             )
-        seconds = time.perf_counter() - started
+        # a reused table keeps the judging time of the run that wrote it
+        seconds = time.perf_counter() - started if judged else earlier.get(kind, {}).get("judge_seconds", 0.0)
         results.with_name(results.name + ".log").unlink(missing_ok=True)  # the run's log: not a result
         labels = ["--labels", str(out / f"{kind}_labels.jsonl"), "--labels-id-column", "id"]
         audit = json.loads(jurist("audit", str(results), *labels, "--json"))
@@ -129,7 +133,7 @@ def main() -> None:
         "--labels-id-column",
         "id",
     )
-    write(summary, args.out.with_suffix(".json"))
+    write(summary, summary_path)
     for text in sorted(out.glob("*.txt")):
         print(f"== {text.name}\n{text.read_text()}")
 

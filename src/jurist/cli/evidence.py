@@ -15,8 +15,6 @@ from typing import Annotated
 
 import typer
 
-from jurist.analysis.audit import audit_judge, default_responses
-from jurist.analysis.estimate import estimate_judge
 from jurist.analysis.labels import apply_label_map
 from jurist.cli.common import fail
 from jurist.cli.evidence_text import format_audit, format_estimate
@@ -52,6 +50,8 @@ def estimate(
     from each judge's verdicts on every row and a labelled sample, beside the judge-only and labels-only
     means and the effective number of labels gained. The labelled rows must be a random sample of the
     judged rows (PPI's guarantee rests on it); labels join by row id as in `jurist agree`."""
+    from jurist.analysis.estimate import estimate_judge  # scipy: loaded by the commands that use it
+
     try:
         table = ResultTable.open(results)
         names = _judges(table, judge, column)
@@ -98,6 +98,8 @@ def audit(
 ) -> None:
     """Each judge's biases and agreement: position (pairwise), length, label lean, confidence, and with
     labels accuracy, kappa and a keep rule's precision and recall, each with an interval."""
+    from jurist.analysis.audit import audit_judge, default_responses
+
     try:
         table = ResultTable.open(results)
         names = _judges(table, judge, None)
