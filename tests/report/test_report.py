@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import base64
 import struct
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 from evidence_data import run_pairwise, run_pointwise
-
 from jurist.report.build import ReportOptions, write_report
 
 LLMBAR = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "llmbar_evidence"
