@@ -58,11 +58,13 @@ def main() -> None:
     old, new = tables["old"], tables["new"]
     differ = []
     for column in sorted(set(old.column_names) | set(new.column_names)):
-        if column not in old.column_names or column not in new.column_names:
-            differ.append(column)
-        elif old.schema.field(column).type != new.schema.field(column).type:
-            differ.append(column)
-        elif old.column(column).to_pylist() != new.column(column).to_pylist():
+        same = (
+            column in old.column_names
+            and column in new.column_names
+            and old.schema.field(column).type == new.schema.field(column).type
+            and old.column(column).to_pylist() == new.column(column).to_pylist()
+        )
+        if not same:
             differ.append(column)
     report = {
         "job": job,
