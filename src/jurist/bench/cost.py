@@ -90,7 +90,7 @@ def cost(entry: Mapping[str, Any], prices: Prices, machine_gpus: int) -> dict[st
         prompt, output = warm["prompt_tokens"] / rows, warm["output_tokens"] / rows
         value = per_million_by_tokens(prompt, output, prices.per_million_in, prices.per_million_out)
         return {
-            "usd_per_million_judgments": round(value, 4),
+            "usd_per_million_judgments": _significant(value),
             "basis": "tokens",
             "prompt_tokens_per_judgment": round(prompt, 2),
             "output_tokens_per_judgment": round(output, 2),
@@ -101,12 +101,17 @@ def cost(entry: Mapping[str, Any], prices: Prices, machine_gpus: int) -> dict[st
         return None
     price, units = hourly
     return {
-        "usd_per_million_judgments": round(per_million_by_time(rate, price), 4),
+        "usd_per_million_judgments": _significant(per_million_by_time(rate, price)),
         "basis": "hourly",
         "usd_per_hour": round(price, 6),
         "priced_units": units,
         "per": prices.per,
     }
+
+
+def _significant(value: float) -> float:
+    """``value`` to eight significant digits (a fast scripted run costs fractions of a cent)."""
+    return float(f"{value:.8g}")
 
 
 def add_costs(bench: dict[str, Any], prices: Prices) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from jurist.batch.runner import DEFAULT_CHUNK_SIZE, BatchRun, Embedder
 from jurist.cli.common import EXIT_CRASH, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 from jurist.cli.console import run_console
 from jurist.config.inference import InferenceConfig
-from jurist.engine.core import Engine
+from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError, JuristError
 
 logger = logging.getLogger("jurist")
@@ -175,24 +175,13 @@ def results_backend(path: Path | None) -> BatchResults | None:
     return None if path is None else BatchResults(path)
 
 
-def emit_command(
-    engine: Engine,
-    data: Any,
-    path: Path,
-    scratch: Path | None,
-    input_format: str | None,
-    limit: int | None,
-    sample: int | None,
-    seed: int,
-) -> NoReturn:
-    """``--emit-batch``: write the run's requests (rows chosen by ``limit`` / ``sample`` / ``seed``) as a
-    batch input file, say what was written, and exit (0, or 2 for a bad input or path)."""
+def emit_command(spec: RunSpec, path: Path, scratch: Path | None) -> NoReturn:
+    """``--emit-batch``: write the requests of a run of ``spec`` as a batch input file, say what was written,
+    and exit (0, or 2 for a bad input or path)."""
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
     try:
-        emitted = emit_batch(
-            engine, data, path, input_format=input_format, limit=limit, sample=sample, seed=seed
-        )
+        emitted = emit_batch(spec, path)
     except (JuristError, OSError) as exc:
         fail(exc)
     typer.echo(emitted.text())

@@ -14,8 +14,7 @@ import typer
 
 from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
-from jurist.backends import check_engine_params, create_backend
-from jurist.backends.parallel import data_parallel_factory
+from jurist.backends import check_engine_params
 from jurist.cli import batch as batch_cli
 from jurist.cli.common import (
     EXIT_CRASH,
@@ -30,14 +29,17 @@ from jurist.cli.common import (
 )
 from jurist.cli.console import run_console
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
+from jurist.config.templates import MissingValue
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
-from jurist.engine.ray_job import RayRun
+from jurist.engine.launch import Placement, start
+from jurist.engine.run import Run
+from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
+from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
-from jurist.render.templates import MissingValue
 
 logger = logging.getLogger("jurist")
 
@@ -165,41 +167,31 @@ def judge_dataset(
         data: object = input
         if criteria is not None:  # conversations x criteria: one row per pair
             data = conversation_source(input, criteria, input_format=input_format, id_column=id_column)
-        runner = Engine(
-            configs,
-            batch_cli.results_backend(from_batch_results),
-            chunk_size=chunk_size,
-            carry_input=carry,
-            id_column=id_column if criteria is None else None,
-            panel=panel,
-            quorum=quorum,
-            calibrations=calibrations,
-            backend_factory=(
-                data_parallel_factory(data_parallel, create_backend)
-                if data_parallel and data_parallel > 1 and ray is None
-                else None
+        spec = RunSpec(
+            tuple(configs),
+            Selection(data, input_format, limit, sample, seed),
+            RunOptions(
+                chunk_size=chunk_size,
+                carry_input=carry,
+                id_column=id_column if criteria is None else None,
+                panel=panel,
+                quorum=quorum,
+                calibrations=tuple(calibrations),
             ),
         )
+        runner, batches = start(spec, Placement(data_parallel, ray, retry_failed))
+        if from_batch_results is not None:  # answers from a batch results file (jurist.batch.results)
+            runner = Engine.from_spec(spec, batch_cli.results_backend(from_batch_results))
     except JuristError as exc:
         fail(exc)
     if emit_batch is not None:
-        batch_cli.emit_command(runner, data, emit_batch, scratch, input_format, limit, sample, seed)
+        batch_cli.emit_command(spec, emit_batch, scratch)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
-            run_file = runner.run_file if ray is None else RayRun(runner, ray, actors=data_parallel).run_file
-            summary = run_file(
-                data,
-                output,
-                input_format=input_format,
-                limit=limit,
-                sample=sample,
-                seed=seed,
-                overwrite=overwrite,
-                retry_failed=retry_failed,
-                progress=None if quiet else console.err,
-            )
+            progress = None if quiet else console.err
+            summary = Run(spec, runner, output, overwrite=overwrite, progress=progress).execute(batches)
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
         except KeyboardInterrupt:
@@ -257,7 +249,7 @@ def validate(
         typer.echo(f"  {line}")
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
     typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
-    for warning in cfg.warnings:
+    for warning in judge.warnings:
         typer.echo(f"  warning: {warning}")
 
 
@@ -340,16 +332,13 @@ def results_table(path: Path, judges: list[str], *, raw: bool = False) -> str:
     """The results as text, one block per judge, as `oumi judge dataset` prints them without --output: the
     overall score (the mean of the rows' scores, when every row has one), then per row its judgment, score,
     explanation and status (and the raw answer with ``raw``)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    ids = [str(v) for v in table.column("row_id").to_pylist()]
+    results = ResultTable.open(path)
+    ids = [str(v) for v in results.values("row_id")]
     blocks = []
     for name in judges:
+        judge = results.judge(name)
         values = {
-            suffix: table.column(f"{name}.{suffix}").to_pylist()
-            if f"{name}.{suffix}" in table.column_names
-            else [None] * table.num_rows
+            suffix: results.values(column) if (column := judge.get(suffix)) else [None] * results.num_rows
             for suffix in ("judgment", "score", "explanation", "status", "raw")
         }
         scores = values["score"]

@@ -11,7 +11,7 @@ A config has three sections, as in Oumi:
 
 jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``reward_judge_params`` (a
 reward model or classifier as the judge), ``rag_judge_params`` (a RAG metric computed in steps,
-:mod:`jurist.rag.params`), ``name`` and ``description``. Every model rejects
+:mod:`jurist.config.rag`), ``name`` and ``description``. Every model rejects
 unknown keys; cross-section rules are checked when a config is built.
 Oumi's ``rule_judge_params`` (:class:`RuleJudgeParams`) makes a judge that runs a rule and no model.
 """
@@ -25,9 +25,10 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from jurist.answer.formats import answer_format
 from jurist.config.inference import InferenceConfig
+from jurist.config.rag import RagJudgeParams
 from jurist.config.rules import RuleJudgeParams, check_example_value, check_scores, coerce_scores
+from jurist.config.templates import Template
 from jurist.config.types import (
     IDENTIFIER,
     Aggregation,
@@ -36,8 +37,6 @@ from jurist.config.types import (
     ScoringMode,
     StrictModel,
 )
-from jurist.rag.params import RagJudgeParams
-from jurist.render.templates import Template
 
 
 class JudgeParams(StrictModel):
@@ -310,10 +309,12 @@ class JudgeConfig(StrictModel):
     def _cross_checks(self) -> JudgeConfig:
         jp = self.judge_params
         rubric = self.rubric_judge_params
-        kinds = [
-            k
-            for k in ("rubric", "pairwise", "reward", "rule")
-            if getattr(self, f"{k}_judge_params") is not None
+        kinds = [  # every optional section but RAG's, which says itself what it cannot be combined with
+            name.removesuffix("_judge_params")
+            for name in type(self).model_fields
+            if name.endswith("_judge_params")
+            and name not in ("judge_params", "rag_judge_params")
+            and getattr(self, name) is not None
         ]
         if len(kinds) > 1:
             named = " or ".join(f"{kind}_judge_params" for kind in kinds)
@@ -336,11 +337,6 @@ class JudgeConfig(StrictModel):
             if problem is not None:
                 raise ValueError(problem)
         if rubric is not None:
-            if not answer_format(jp.response_format).delimits_fields:
-                raise ValueError(
-                    f"judge_params.response_format {jp.response_format.value} cannot delimit one judgment "
-                    "per criterion; a rubric judge needs JSON or XML"
-                )
             for key in ("judgment_type", "judgment_scores", "include_explanation"):
                 if key in jp.model_fields_set:
                     raise ValueError(

@@ -22,10 +22,10 @@ from pydantic import ValidationError
 
 from jurist.backends import create_backend
 from jurist.backends.base import Backend
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL
 from jurist.config.inference import InferenceConfig
 from jurist.engine.lazy import lazy
 from jurist.errors import ConfigError
+from jurist.models.default_model import DEFAULT_MODEL_LABEL
 
 ModelLike = Backend | InferenceConfig | Mapping[str, Any] | str | Path
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")

@@ -28,7 +28,10 @@ _BLOCK = 1 << 22
 
 
 class CsvSource(FileSource):
-    """A CSV (``,``) or TSV (tab) file, optionally compressed, read in blocks."""
+    """A CSV (``,``) or TSV (tab) file, optionally compressed, read in blocks. A format that is CSV at
+    heart subclasses it: :meth:`delimiter` and :attr:`skip_rows` (lines before the header) are its seams."""
+
+    skip_rows: int = 0
 
     def __init__(self, path: Path, compression: str | None = None, id_columns: Sequence[str] = ()) -> None:
         import pyarrow.csv as pacsv
@@ -37,9 +40,8 @@ class CsvSource(FileSource):
         self.source = str(path)
         self._compression = compression
         self._check_text()
-        delimiter = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
-        self._parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
-        self._read = pacsv.ReadOptions(block_size=_BLOCK)
+        self._parse = pacsv.ParseOptions(delimiter=self.delimiter(path), newlines_in_values=True)
+        self._read = pacsv.ReadOptions(block_size=_BLOCK, skip_rows=self.skip_rows)
         with self._open(None) as reader:
             names = reader.schema.names
         keep_text = {*ID_COLUMNS, *id_columns}
@@ -57,6 +59,10 @@ class CsvSource(FileSource):
         self.types = {n: t if t is not None else pa.string() for n, t in types.items()}
         self.schema = pa.schema([(n, self.types[n]) for n in names])
         self.total = rows
+
+    def delimiter(self, path: Path) -> str:
+        """Tab for ``.tsv`` files (also compressed), else a comma."""
+        return "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
 
     def _check_text(self) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")()

@@ -24,12 +24,12 @@ from typing import Any, Literal
 from jurist.answer.reading import Reading
 from jurist.backends.base import ConstraintKind
 from jurist.config.models import PairwiseJudgeParams
+from jurist.config.templates import MissingValue, lookup
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
 from jurist.render.namespace import build_namespace, side_error, side_namespace
-from jurist.render.templates import MissingValue, lookup
 
 Winner = Literal["a", "b", "tie", "inconclusive"]
 SCORE_A: dict[str, float] = {"a": 1.0, "b": 0.0, "tie": 0.5}
@@ -48,6 +48,9 @@ def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
 
 class PairwiseJudge(JudgeKind):
     """A judge of ``pairwise_judge_params`` configs: two requests per row, one combined output."""
+
+    kind_name = "pairwise"
+    section = "pairwise_judge_params"
 
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)

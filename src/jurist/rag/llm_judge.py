@@ -27,15 +27,15 @@ from jurist.backends.base import Backend
 from jurist.backends.callable import CallableBackend
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
+from jurist.config.rag import RagJudgeParams, RagMetric
 from jurist.engine.dispatch import answer
 from jurist.engine.lazy import lazy
 from jurist.judges.base import Step
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
-from jurist.rag.flows import DETAILS
-from jurist.rag.inputs import context_texts
-from jurist.rag.params import RagJudgeParams, RagMetric
-from jurist.rag.prompts import PROMPT_VERSION
+from jurist.judges.rag.flows import DETAILS
+from jurist.judges.rag.inputs import context_texts
+from jurist.judges.rag.prompts import PROMPT_VERSION
 from jurist.rag.results import ON_ERROR, JudgementError, JudgeResult, OnError
 
 PREFERENCE = "preference"

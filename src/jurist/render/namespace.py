@@ -1,7 +1,7 @@
 """The evaluatorq-style namespace of a row: ``input.*``, ``output.*`` and ``log.*``, derived from columns,
 and the same namespace for each side of a pairwise row (``response_a.*``, ``response_b.*``).
 
-``{{dotted.path}}`` placeholders (:mod:`jurist.render.templates`) are looked up in this namespace. Every
+``{{dotted.path}}`` placeholders (:mod:`jurist.config.templates`) are looked up in this namespace. Every
 documented variable always has a value once the row has the data it comes from:
 
 ==========================  ============================================================================
@@ -21,7 +21,7 @@ documented variable always has a value once the row has the data it comes from:
 
 A row whose ``input``/``output``/``log`` value is an object keeps its own keys (they win over the derived
 ones). A text value stays text for the Oumi form (``{input}`` is the column as it is) while its dotted
-paths reach the derived family (:class:`~jurist.render.templates.TextWithFields`).
+paths reach the derived family (:class:`~jurist.config.templates.TextWithFields`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.render.templates import MissingValue, TextWithFields
+from jurist.config.templates import MissingValue, TextWithFields
 
 NAMESPACE_ROOTS = ("input", "output", "log")
 

@@ -27,10 +27,10 @@ from typing import Any
 from jurist.answer.spec import OutputSpec
 from jurist.backends.base import Message
 from jurist.config.models import JudgeConfig
+from jurist.config.templates import Template
 from jurist.config.types import JudgmentType
 from jurist.errors import ConfigError
 from jurist.render.namespace import build_namespace
-from jurist.render.templates import Template
 
 logger = logging.getLogger("jurist")
 
@@ -103,7 +103,7 @@ class PromptBuilder:
         return self.user_template.names | self.system_template.names
 
     def render(self, row: Mapping[str, Any], notes: list[str] | None = None) -> tuple[Message, ...]:
-        """The messages for one row (:class:`~jurist.render.templates.MissingValue` for a missing field)."""
+        """The messages for one row (:class:`~jurist.config.templates.MissingValue` for a missing field)."""
         namespace = build_namespace(row)
         system = self.system_template.render(namespace, notes)
         user = self.user_template.render(namespace, notes)
