@@ -20,7 +20,17 @@ def test_a_mixed_file_runs_on_vllm_with_embeddings(tiny_model_dir: Path, tmp_pat
     source = write_lines(tmp_path / "in.jsonl", lines)
     output = tmp_path / "out.jsonl"
     model = str(tiny_model_dir)
-    args = ["batch", str(source), "-o", str(output), "-q", "--model-map", f"gpt-4o-mini={model}"]
+    args = [
+        "batch",
+        str(source),
+        "-o",
+        str(output),
+        "-q",
+        "--model",
+        model,
+        "--model-map",
+        f"gpt-4o-mini={model}",
+    ]
     args += ["--embedding-model", model, "--engine-param", "gpu_memory_utilization=0.15"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
