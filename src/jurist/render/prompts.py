@@ -3,7 +3,8 @@
 Layout, shared prefix first (what a prefix cache can reuse across rows):
 
 1. ``system``: the system instruction (template variables filled in), the rubric's criteria, and the
-   exact output-format instructions of the judge's :class:`~jurist.answer.spec.OutputSpec`;
+   exact output-format instructions of the judge's :class:`~jurist.answer.spec.OutputSpec` (left out with
+   ``judge_params.format_instructions: false``, as evaluatorq's jury prompts are);
 2. one ``user`` / ``assistant`` pair per few-shot example: the prompt template filled with the example's
    values, and a well-formed answer holding the example's judgment(s) and explanation(s);
 3. ``user``: the prompt template filled with the row.
@@ -67,11 +68,15 @@ class PromptBuilder:
         self.user_template = Template(jp.prompt_template).substitute(variables)
         system_parts = []
         if jp.system_instruction and jp.system_instruction.strip():
-            system_parts.append(jp.system_instruction.strip())
+            # as written when nothing follows it (evaluatorq's prompts, byte for byte), else trimmed
+            alone = not jp.format_instructions and config.rubric_judge_params is None
+            system_parts.append(jp.system_instruction if alone else jp.system_instruction.strip())
         if config.rubric_judge_params is not None:
             system_parts.append(_criteria_text(config))
-        system_parts.append(spec.instructions())
-        self.system_template = Template("\n\n".join(system_parts)).substitute(variables)
+        if jp.format_instructions:
+            system_parts.append(spec.instructions())
+        system = "\n\n".join(system_parts)
+        self.system_template = Template(system).substitute(variables)
         self._check_namespace(config)
         shots: list[Message] = []
         for example in jp.examples:
@@ -87,6 +92,14 @@ class PromptBuilder:
                 "judge_params.template_variables.criteria (or use a rubric)",
                 source=config.name or "<python>",
                 field="judge_params.prompt_template",
+            )
+        unread = list(dict.fromkeys(text for t in templates for text in t.unread))
+        if unread:
+            logger.warning(
+                "judge %s: %s stay literal text in the prompt: a path's list index is written [0] or [-1] "
+                "(no spaces), e.g. {{input.all_messages[-1].content}}",
+                config.name or "<python>",
+                ", ".join(unread),
             )
         literals = list(dict.fromkeys(text for t in templates for text in t.literals))
         if literals:

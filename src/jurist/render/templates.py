@@ -3,10 +3,12 @@
 Grammar, decided once here and used both to list a template's inputs and to render it:
 
 * ``{name}``: ``name`` is an identifier; it is looked up in the row (a list or dict value renders as JSON).
-* ``{{ path }}``: ``path`` is dotted (``input.expected_output``, ``messages.0.content``); it is looked up in
-  the row's namespace (:func:`jurist.render.namespace.build_namespace`). A path that ends on an object
-  renders as the literal ``{{path}}`` (an object has no single sensible string form) and is reported in
-  the ``notes`` list given to :meth:`Template.render`.
+* ``{{ path }}``: ``path`` is dotted, with evaluatorq's list indices (``input.all_messages[0].content``,
+  ``[-1]`` for the last; jurist also reads ``messages.0.content``); it is looked up in the row's namespace
+  (:func:`jurist.render.namespace.build_namespace`) and rendered as evaluatorq renders it
+  (:func:`jurist.render.evaluatorq.format_value`: a list or object as indented JSON, ``True``/``False``).
+  Any other ``{{...}}`` (spaces inside, an unsupported index form such as ``[ 0]`` or ``["a"]``) stays
+  literal text; :attr:`Template.unread` lists those that look like a path, so a judge can warn once.
 * The bare evaluatorq objects ``{{input}}``, ``{{output}}``, ``{{log}}``, ``{{response_a}}`` and
   ``{{response_b}}`` always stay literal text (:data:`BARE_OBJECTS`; evaluatorq removed them) and are not
   read from the row: a judge lists them in :attr:`Template.literals` and warns once.
@@ -24,10 +26,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jurist.render.evaluatorq import format_value
+
 _TOKEN = re.compile(
-    r"\{\{\s*(?P<path>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}"
+    r"\{\{\s*(?P<path>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+|\[-?\d+\])*)\s*\}\}"
     r"|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}(?!\})"
 )
+_STEP = re.compile(r"\.?([A-Za-z0-9_]+)|(\[-?\d+\])")
+_CURLY = re.compile(r"\{\{(.*?)\}\}")
+_PATHLIKE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_.]*[\[\]]")
 
 
 BARE_OBJECTS = frozenset({"input", "output", "log", "response_a", "response_b"})
@@ -81,7 +88,7 @@ class Template:
             if match.start() > pos:
                 parts.append(text[pos : match.start()])
             if match.group("path") is not None:
-                path = tuple(match.group("path").split("."))
+                path = tuple(a or b for a, b in _STEP.findall(match.group("path")))
                 parts.append(Placeholder(path, True, match.group(0)))
             else:
                 parts.append(Placeholder((match.group("name"),), False, match.group(0)))
@@ -93,6 +100,15 @@ class Template:
     @property
     def placeholders(self) -> tuple[Placeholder, ...]:
         return tuple(p for p in self._parts if isinstance(p, Placeholder))
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        """``{{...}}`` texts that look like an indexed path but are not one this grammar reads (they stay
+        literal, as in evaluatorq)."""
+        literal = "".join(p for p in self._parts if isinstance(p, str))
+        return tuple(
+            dict.fromkeys(m.group(0) for m in _CURLY.finditer(literal) if _PATHLIKE.match(m.group(1)))
+        )
 
     @property
     def names(self) -> set[str]:
@@ -130,13 +146,8 @@ class Template:
                 continue
             value = lookup(row, part.path)
             if value is None:
-                raise MissingValue(".".join(part.path))
-            if part.dotted and isinstance(value, Mapping):
-                if notes is not None:
-                    notes.append(f"{part.text} names an object, not a value; left as literal text")
-                out.append(part.text)
-                continue
-            out.append(_stringify(value))
+                raise MissingValue(dotted_name(part.path))
+            out.append(format_value(value) if part.dotted else _stringify(value))
         return "".join(out)
 
     def render_lenient(self, row: Mapping[str, Any]) -> str:
@@ -149,7 +160,10 @@ class Template:
                 out.append(part.text)
             else:
                 value = lookup(row, part.path)
-                out.append("" if value is None else _stringify(value))
+                if value is None:
+                    out.append("")
+                else:
+                    out.append(format_value(value) if part.dotted else _stringify(value))
         return "".join(out)
 
 
@@ -168,13 +182,26 @@ class TextWithFields(str):
         return obj
 
 
+def dotted_name(path: tuple[str, ...]) -> str:
+    """A path as written: ``messages[0].content``."""
+    return "".join(step if step.startswith("[") or i == 0 else "." + step for i, step in enumerate(path))
+
+
 def lookup(data: Any, path: tuple[str, ...]) -> Any:
-    """Follow ``path`` through dicts (by key) and lists (by index); None when any step is missing."""
+    """Follow ``path`` through dicts (by key) and lists (by ``[i]`` index, negative from the end, or a
+    ``.i`` step); None when any step is missing."""
     node = data
     for step in path:
         if isinstance(node, TextWithFields):
             node = node.fields
-        if isinstance(node, Mapping):
+        if step.startswith("["):
+            if not isinstance(node, list | tuple):
+                return None
+            index = int(step[1:-1])
+            if not -len(node) <= index < len(node):
+                return None
+            node = node[index]
+        elif isinstance(node, Mapping):
             if step not in node:
                 return None
             node = node[step]
