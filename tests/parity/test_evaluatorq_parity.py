@@ -1,6 +1,7 @@
-"""Differential tests: evaluatorq 1.82's own jury (``llm_jury``, ``llm_jury_pairwise``) and jurist's ``jury/*``
-built-ins, driven through one fake OpenAI-compatible model, must send byte-identical prompts (system and user
-messages) and reach the same verdicts; where jurist differs on purpose, the difference is asserted here.
+"""Differential tests: evaluatorq 1.82's own jury (``llm_jury``, ``llm_jury_pairwise``) and jurist's
+``jury/*`` built-ins, driven through one fake OpenAI-compatible model, must send byte-identical prompts
+(system and user messages) and reach the same verdicts; where jurist differs on purpose, the difference is
+asserted here.
 
 evaluatorq fetches a model catalogue from the network on its first judge call: the fetch is blocked (it fails
 at once, which evaluatorq tolerates with a warning).
@@ -17,11 +18,10 @@ from typing import Any
 
 import pytest
 
-evaluatorq = pytest.importorskip("evaluatorq", reason="evaluatorq is not installed: pip install 'jurist[parity]'")
+evaluatorq = pytest.importorskip("evaluatorq", reason="evaluatorq is not installed: jurist[parity]")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fake_server import ChatServer, chat_server, completion  # noqa: E402
-
 from jurist import Engine, load_judge_config  # noqa: E402
 
 EVQ_MODEL, JURIST_MODEL = "evaluatorq-fake", "jurist-fake"
@@ -44,7 +44,9 @@ DATA: dict[str, dict[str, Any]] = {
         "output": "Rome.",
     },
     "content_parts": {
-        "inputs": {"messages": [{"role": "user", "content": [{"type": "text", "text": "Capital?"}, "of France"]}]},
+        "inputs": {
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Capital?"}, "of France"]}]
+        },
         "expected_output": "Paris",
         "output": "Paris.",
     },
@@ -67,7 +69,11 @@ DATA: dict[str, dict[str, Any]] = {
         "inputs": {
             "messages": [
                 USER,
-                {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": {"name": "f"}}]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "c", "function": {"name": "f"}}],
+                },
                 {"role": "tool", "content": "Paris", "tool_call_id": "c"},
             ]
         },
@@ -75,7 +81,11 @@ DATA: dict[str, dict[str, Any]] = {
         "output": "Paris.",
     },
     "input_text": {"inputs": {"input": "Capital of France?"}, "expected_output": "Paris", "output": "Paris."},
-    "inputs_object": {"inputs": {"country": "France", "ask": "capital"}, "expected_output": "Paris", "output": "Paris"},
+    "inputs_object": {
+        "inputs": {"country": "France", "ask": "capital"},
+        "expected_output": "Paris",
+        "output": "Paris",
+    },
     "non_ascii": {
         "inputs": {"messages": [{"role": "user", "content": "Où est la tour Eiffel ? 東京?"}]},
         "expected_output": "À Paris",
@@ -104,7 +114,9 @@ DATA: dict[str, dict[str, Any]] = {
         "expected_output": "Paris",
         "output": {
             "response": "Paris.",
-            "tool_calls": [{"id": "c2", "function": {"name": "lookup", "arguments": '{"city": "Paris", "n": 1}'}}],
+            "tool_calls": [
+                {"id": "c2", "function": {"name": "lookup", "arguments": '{"city": "Paris", "n": 1}'}}
+            ],
         },
     },
     "empty_messages": {"inputs": {"messages": []}, "expected_output": "Paris", "output": "Paris."},
@@ -112,10 +124,14 @@ DATA: dict[str, dict[str, Any]] = {
 }
 
 CUSTOM = {
-    "log": "Q: {{log.input}}\nA: {{log.output}}\nRef: {{log.reference}} / {{log.expected_output}}\n{{criteria}}",
+    "log": (
+        "Q: {{log.input}}\nA: {{log.output}}\nRef: {{log.reference}} / {{log.expected_output}}\n{{criteria}}"
+    ),
     "tools": "Calls:\n{{output.tools_called}}\nCriteria: {{criteria}}",
     "transcript": "Transcript:\n{{output.messages}}\n{{criteria}}",
-    "indexed": "First: {{input.all_messages[0].content}}\nLast role: {{input.all_messages[-1].role}}\n{{criteria}}",
+    "indexed": (
+        "First: {{input.all_messages[0].content}}\nLast role: {{input.all_messages[-1].role}}\n{{criteria}}"
+    ),
     "log_messages": "{{log.messages}}\n{{criteria}}",
     "empties": "[{{input.system_instructions}}|{{output.error}}]\n{{criteria}}",
     "arguments": "{{output.tools_called[0].arguments}}\n{{output.tools_called[0].name}}\n{{criteria}}",
@@ -124,13 +140,17 @@ CUSTOM = {
 }
 CUSTOM_DATA = "static_output"  # the case the custom prompts are rendered on
 
-POINTWISE = [(name, None) for name in DATA] + [(CUSTOM_DATA, prompt) for prompt in CUSTOM] + [
-    ("multi_turn", "indexed"),
-    ("content_parts", "log"),
-    ("tool_call_only", "transcript"),
-    ("string_arguments", "arguments"),
-    ("non_ascii", "log_messages"),
-]
+POINTWISE = (
+    [(name, None) for name in DATA]
+    + [(CUSTOM_DATA, prompt) for prompt in CUSTOM]
+    + [
+        ("multi_turn", "indexed"),
+        ("content_parts", "log"),
+        ("tool_call_only", "transcript"),
+        ("string_arguments", "arguments"),
+        ("non_ascii", "log_messages"),
+    ]
+)
 
 
 def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -205,7 +225,9 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def run_evaluatorq(server: ChatServer, case: dict[str, Any], prompt: str | None) -> Any:
     from evaluatorq import DataPoint, llm_jury
 
-    evaluator = llm_jury(name="jury", criteria=CRITERIA, prompt=prompt, model=EVQ_MODEL, client=client(server))
+    evaluator = llm_jury(
+        name="jury", criteria=CRITERIA, prompt=prompt, model=EVQ_MODEL, client=client(server)
+    )
     data = DataPoint(inputs=case["inputs"], expected_output=case["expected_output"])
     return asyncio.run(evaluator["scorer"]({"data": data, "output": case["output"]}))
 
