@@ -27,6 +27,7 @@ from jurist.errors import BackendError, ConfigError, InputError, JuristError
 from jurist.io.readers import InputData, read_input
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
+from jurist.jury import llm_jury, llm_jury_pairwise
 from jurist.rag.evaluate import evaluate_answers
 from jurist.rag.llm_judge import LLMJudge
 from jurist.rag.results import JudgementError, JudgeResult
@@ -68,6 +69,8 @@ __all__ = [
     "evaluate_answers",
     "judge_conversations",
     "list_builtin_judges",
+    "llm_jury",
+    "llm_jury_pairwise",
     "load_judge_config",
     "read_input",
 ]

@@ -334,3 +334,70 @@ def test_an_errored_target_is_not_judged_by_either(server: ChatServer) -> None:
     assert sent(server, EVQ_MODEL, start) == [] and sent(server, JURIST_MODEL, start) == []
     assert result.value == "inconclusive"
     assert table["pointwise.status"][0].as_py() == "target_error"
+
+
+# ------------------------------------------------------------------- jurist.llm_jury in evaluatorq's runner
+
+
+def test_jurist_llm_jury_runs_in_evaluatorqs_own_runner(server: ChatServer) -> None:
+    """evaluatorq's ``evaluatorq()`` runner calls jurist's scorer like its own; the model is local (here the
+    fake model through jurist's OpenAI backend), the prompt evaluatorq's."""
+    from evaluatorq import DataPoint, job
+    from evaluatorq import evaluatorq as run
+
+    import jurist
+    from jurist.backends.openai import OpenAIBackend
+
+    backend = OpenAIBackend(jurist_config(server, "jury/pointwise", {}).inference_config)
+    evaluator = jurist.llm_jury(name="correct", criteria=CRITERIA, client=backend)
+
+    @job("answer")
+    async def answer_job(data: DataPoint, row: int) -> str:
+        return "Paris." if row == 0 else "It is not good: Lyon."
+
+    data = [DataPoint(inputs={"messages": [USER]}, expected_output="Paris")] * 2
+    start = len(server.bodies)
+    results = asyncio.run(
+        run(
+            "parity",
+            data=data,
+            jobs=[answer_job],
+            evaluators=[evaluator],
+            print_results=False,
+            _send_results=False,
+        )
+    )
+    scores = [r.job_results[0].evaluator_scores[0].score for r in results]
+    assert [s.value for s in scores] == [True, False]
+    ours = sent(server, JURIST_MODEL, start)
+    assert len(ours) == 2 and "# Output\nParis.\n" in ours[0][1][1]
+
+
+def test_jurist_llm_jury_pairwise_compares_like_evaluatorq(server: ChatServer) -> None:
+    import jurist
+    from jurist.backends.openai import OpenAIBackend
+
+    backend = OpenAIBackend(jurist_config(server, "jury/pairwise", {}).inference_config)
+    jury = jurist.llm_jury_pairwise(criteria=CRITERIA, client=backend)
+    for sides in ("texts", "b_better", "position_bias"):
+        a, b = SIDES[sides]
+        start = len(server.bodies)
+        ours = asyncio.run(jury.compare(question="Capital of France?", response_a=a, response_b=b))
+        our_prompts = sent(server, JURIST_MODEL, start)
+        start = len(server.bodies)
+        theirs = compare_evaluatorq(server, a, b, None)
+        assert ours.winner == theirs.winner
+        assert sorted(our_prompts) == sorted(sent(server, EVQ_MODEL, start))
+
+
+def test_what_jurist_llm_jury_does_not_implement_is_named() -> None:
+    import jurist
+
+    with pytest.raises(NotImplementedError, match="preset="):
+        jurist.llm_jury(name="j", criteria="c", preset="Balanced Trio")
+    with pytest.raises(NotImplementedError, match="panel of 2 judges"):
+        jurist.llm_jury(name="j", criteria="c", judges=["a", "b"])
+    with pytest.raises(NotImplementedError, match="swap=False"):
+        jurist.llm_jury_pairwise(swap=False)
+    with pytest.raises(ValueError, match="criteria, prompt"):
+        jurist.llm_jury(name="j")

@@ -330,7 +330,7 @@ def test_jury_pointwise_builtin_renders_the_default_template() -> None:
 def test_jury_pairwise_builtin_judges_both_orders() -> None:
     judge = Judge(load_judge_config("jury/pairwise"))
     first, second = judge.kind.start(PAIR_ROW, ["regex"]).requests
-    assert "accuracy, helpfulness" in first.messages[-1].content
+    assert "accuracy and correctness, helpfulness" in first.messages[-1].content
     assert first.messages[-1].content.index("Paris.") < first.messages[-1].content.index("Lyon.")
     assert second.messages[-1].content.index("Lyon.") < second.messages[-1].content.index("Paris.")
     table = Engine(judge, ScriptedBackend(lambda r: '{"explanation": "e", "judgment": "tie"}')).run(
