@@ -14,11 +14,11 @@ inference call and returns one Arrow row per input row.
 from __future__ import annotations
 
 from jurist._version import __version__
-from jurist.api import RubricJudge, SimpleJudge
+from jurist.api import JudgeConfig, RubricJudge, SimpleJudge
 from jurist.backends import Backend, Completion, GenerationRequest, Message, ScriptedBackend, create_backend
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import list_builtin_judges, load_judge_config
-from jurist.config.models import Criterion, JudgeConfig, JudgeParams, RubricJudgeParams
+from jurist.config.models import Criterion, JudgeParams, RubricJudgeParams
 from jurist.config.types import Aggregation, InferenceEngine, JudgmentType, ResponseFormat
 from jurist.conversation import EvalJudge, JudgeVerdict, VerdictCache, judge_conversations
 from jurist.engine.core import Engine
