@@ -29,10 +29,11 @@ from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
 from jurist.jury import llm_jury, llm_jury_pairwise
 from jurist.rag.evaluate import evaluate_answers
-from jurist.rag.llm_judge import LLMJudge
+from jurist.rag.llm_judge import LLM, LLMJudge, make_llm
 from jurist.rag.results import JudgementError, JudgeResult
 
 __all__ = [
+    "LLM",
     "Aggregation",
     "Backend",
     "BackendError",
@@ -72,5 +73,6 @@ __all__ = [
     "llm_jury",
     "llm_jury_pairwise",
     "load_judge_config",
+    "make_llm",
     "read_input",
 ]
