@@ -337,3 +337,8 @@ def test_jury_pairwise_builtin_judges_both_orders() -> None:
         [PAIR_ROW]
     )
     assert table["pairwise.winner"].to_pylist() == ["tie"]
+
+
+def test_the_oumi_form_reads_a_non_text_column_as_it_is() -> None:
+    judge = pointwise("{output}|{{output.response}}|{input}|{{input.all_messages}}")
+    assert user_prompt(judge, {"output": 42, "input": [1, 2]}) == "42|42|[1, 2]|[]"

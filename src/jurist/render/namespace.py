@@ -48,7 +48,7 @@ from jurist.render.evaluatorq import (
     text_of,
     tool_item,
 )
-from jurist.render.templates import MissingValue, TextWithFields
+from jurist.render.templates import MissingValue, TextWithFields, ValueWithFields
 
 NAMESPACE_ROOTS = ("input", "output", "log")
 
@@ -135,10 +135,13 @@ def _log_family(row: Mapping[str, Any], inp: Mapping[str, Any], out: Mapping[str
 
 
 def _attach(given: Any, family: dict[str, Any]) -> Any:
-    """What a namespace root holds: the family, or a text column that also reaches the family."""
+    """What a namespace root holds: the family, or the column's own value (text, a number, a list) for the
+    Oumi form ``{output}`` that also reaches the family through dotted paths."""
     if isinstance(given, str):
         return TextWithFields(given, family)
-    return family
+    if given is None or isinstance(given, Mapping):
+        return family
+    return ValueWithFields(given, family)
 
 
 def build_namespace(row: Mapping[str, Any]) -> dict[str, Any]:

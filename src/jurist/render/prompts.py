@@ -30,7 +30,7 @@ from jurist.backends.base import Message
 from jurist.config.models import JudgeConfig
 from jurist.config.types import JudgmentType
 from jurist.errors import ConfigError
-from jurist.render.namespace import build_namespace
+from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
 from jurist.render.templates import Template
 
 logger = logging.getLogger("jurist")
@@ -78,6 +78,12 @@ class PromptBuilder:
         system = "\n\n".join(system_parts)
         self.system_template = Template(system).substitute(variables)
         self._check_namespace(config)
+        # only {{dotted.path}} placeholders and the input/output/log roots read the derived namespace
+        self._reads_namespace = any(
+            p.dotted or p.root in NAMESPACE_ROOTS
+            for t in (self.system_template, self.user_template)
+            for p in t.placeholders
+        )
         shots: list[Message] = []
         for example in jp.examples:
             shots.append(Message("user", self.user_template.render_lenient(build_namespace(example))))
@@ -117,7 +123,7 @@ class PromptBuilder:
 
     def render(self, row: Mapping[str, Any], notes: list[str] | None = None) -> tuple[Message, ...]:
         """The messages for one row (:class:`~jurist.render.templates.MissingValue` for a missing field)."""
-        namespace = build_namespace(row)
+        namespace = build_namespace(row) if self._reads_namespace else row
         system = self.system_template.render(namespace, notes)
         user = self.user_template.render(namespace, notes)
         return (Message("system", system), *self.examples, Message("user", user))

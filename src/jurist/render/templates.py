@@ -145,6 +145,8 @@ class Template:
                 out.append(part.text)
                 continue
             value = lookup(row, part.path)
+            if isinstance(value, ValueWithFields):
+                value = value.value
             if value is None:
                 raise MissingValue(dotted_name(part.path))
             out.append(format_value(value) if part.dotted else _stringify(value))
@@ -160,11 +162,25 @@ class Template:
                 out.append(part.text)
             else:
                 value = lookup(row, part.path)
+                if isinstance(value, ValueWithFields):
+                    value = value.value
                 if value is None:
                     out.append("")
                 else:
                     out.append(format_value(value) if part.dotted else _stringify(value))
         return "".join(out)
+
+
+class ValueWithFields:
+    """A column value that is neither text nor an object (a number, a list) and also has named fields: the
+    Oumi form ``{output}`` renders the value, a dotted path ``{{output.response}}`` descends into
+    ``fields``."""
+
+    __slots__ = ("fields", "value")
+
+    def __init__(self, value: Any, fields: Mapping[str, Any]) -> None:
+        self.value = value
+        self.fields = fields
 
 
 class TextWithFields(str):
@@ -192,7 +208,7 @@ def lookup(data: Any, path: tuple[str, ...]) -> Any:
     ``.i`` step); None when any step is missing."""
     node = data
     for step in path:
-        if isinstance(node, TextWithFields):
+        if isinstance(node, TextWithFields | ValueWithFields):
             node = node.fields
         if step.startswith("["):
             if not isinstance(node, list | tuple):
