@@ -120,7 +120,63 @@ DATA: dict[str, dict[str, Any]] = {
         },
     },
     "empty_messages": {"inputs": {"messages": []}, "expected_output": "Paris", "output": "Paris."},
+    "open_responses": {
+        "inputs": {"messages": [USER]},
+        "expected_output": "Paris",
+        "output": {
+            "object": "response",
+            "id": "resp_1",
+            "created_at": 0,
+            "model": "agent",
+            "status": "completed",
+            "output": [
+                {
+                    "type": "reasoning",
+                    "id": "rs_1",
+                    "summary": [{"type": "summary_text", "text": "Look it up."}],
+                },
+                {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "call_id": "call_9",
+                    "name": "search",
+                    "arguments": '{"q": "capital of France"}',
+                    "status": "completed",
+                },
+                {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": "Paris.", "annotations": []}],
+                },
+            ],
+        },
+    },
     "number_output": {"inputs": {"messages": [USER]}, "expected_output": "2", "output": 2},
+}
+
+
+def agent_response() -> Any:
+    """An agent's live response object: reasoning, a tool call with its result, the answer."""
+    from evaluatorq.contracts import AgentResponse, ReasoningOutputItem, TextOutputItem, ToolCallOutputItem
+
+    call = ToolCallOutputItem(
+        id="fc_2", call_id="call_2", name="search", arguments='{"q": "France"}', result="Paris"
+    )
+    return AgentResponse(
+        output=[
+            ReasoningOutputItem(text="Search first."),
+            call,
+            TextOutputItem(text="Paris.", annotations=[]),
+        ]
+    )
+
+
+DATA["agent_response"] = {
+    "inputs": {"messages": [USER]},
+    "expected_output": "Paris",
+    "output": agent_response(),
 }
 
 CUSTOM = {
@@ -148,6 +204,10 @@ POINTWISE = (
         ("content_parts", "log"),
         ("tool_call_only", "transcript"),
         ("string_arguments", "arguments"),
+        ("open_responses", "transcript"),
+        ("open_responses", "tools"),
+        ("agent_response", "transcript"),
+        ("agent_response", "tools"),
         ("non_ascii", "log_messages"),
     ]
 )
@@ -237,7 +297,10 @@ def run_jurist(server: ChatServer, case: dict[str, Any], prompt: str | None) -> 
     if prompt is not None:
         overrides["judge_params.prompt_template"] = prompt
     config = jurist_config(server, "jury/pointwise", overrides)
-    return Engine([config]).run([case])
+    output = case["output"]
+    if hasattr(output, "model_dump"):  # a live evaluatorq object: the row holds its dump
+        output = output.model_dump(mode="json", exclude_none=True)
+    return Engine([config]).run([{**case, "output": output}])
 
 
 @pytest.mark.parametrize(("data", "prompt"), POINTWISE, ids=[f"{d}-{p or 'default'}" for d, p in POINTWISE])

@@ -9,7 +9,8 @@ the installed package):
   line; a null content is ``""``; media parts become ``[image]``-style markers; other structured content is
   compact JSON;
 * an output is its text (a string, a static ``{"response": ..., "tool_calls": [...]}`` object, an
-  OpenResponses ``{"object": "response", "output": [...]}`` object); its tool calls are
+  OpenResponses ``{"object": "response", "output": [...]}`` object, a dumped ``AgentResponse``
+  ``{"output": [output_text, function_call, reasoning items]}``); its tool calls are
   ``{"name", "arguments" (an object), "result", "id"}``; its transcript lists text, tool-call turns and
   reasoning items;
 * an expected output that is not text is indented JSON (as evaluatorq's ``output_to_text``);
@@ -38,6 +39,7 @@ MEDIA_PARTS = {
     "input_video": "video",
 }
 UNKNOWN_ARGUMENTS_TEXT = "arguments unavailable"
+AGENT_ITEMS = frozenset({"output_text", "function_call", "reasoning"})
 
 
 def format_value(value: Any) -> str:
@@ -171,27 +173,50 @@ def tool_item(call: Mapping[str, Any]) -> Item:
 
 
 def _response_items(output: Sequence[Any]) -> list[Item]:
+    """An OpenResponses object's items: one text per output_text (or refusal) part, each function call
+    with the result of its ``function_call_output``; reasoning items are left out, as evaluatorq does."""
+    results = {
+        e.get("call_id"): e.get("output")
+        for e in output
+        if isinstance(e, Mapping) and e.get("type") == "function_call_output"
+    }
     items: list[Item] = []
     for entry in output:
-        if not isinstance(entry, Mapping):
-            continue
-        kind = entry.get("type")
+        kind = entry.get("type") if isinstance(entry, Mapping) else None
         if kind == "message":
-            content = entry.get("content")
-            parts = content if isinstance(content, list) else [content]
-            text = "".join(str(p.get("text", "")) for p in parts if isinstance(p, Mapping) and "text" in p)
-            items.append(("text", text, {}))
+            for part in entry.get("content") or []:
+                ptype = part.get("type") if isinstance(part, Mapping) else None
+                text = part.get("text") if ptype == "output_text" else part.get("refusal") if ptype else None
+                if ptype in ("output_text", "refusal") and text:
+                    items.append(("text", str(text), {}))
         elif kind == "function_call":
-            items.append(tool_item({**entry, "id": entry.get("call_id") or entry.get("id")}))
-        elif kind == "reasoning":
-            summary = entry.get("summary")
-            texts = (
-                [str(s.get("text", "")) for s in summary if isinstance(s, Mapping)]
-                if isinstance(summary, list)
-                else []
-            )
-            items.append(("reasoning", "\n".join(texts), {}))
+            call = {**entry, "result": results.get(entry.get("call_id"), entry.get("result"))}
+            items.append(tool_item(call))  # its id is the item's (then the call's)
     return items
+
+
+def _agent_items(output: Sequence[Any]) -> list[Item]:
+    """The items of a dumped evaluatorq ``AgentResponse``: ``output_text``, ``function_call``,
+    ``reasoning``."""
+    items: list[Item] = []
+    for entry in output:
+        kind = entry.get("type") if isinstance(entry, Mapping) else None
+        if kind == "output_text":
+            items.append(("text", str(entry.get("text", "")), {}))
+        elif kind == "function_call":
+            items.append(tool_item(entry))
+        elif kind == "reasoning":
+            items.append(("reasoning", str(entry.get("text", "")), {}))
+    return items
+
+
+def _is_agent_response(output: Mapping[str, Any]) -> bool:
+    listed = output.get("output")
+    return (
+        isinstance(listed, list)
+        and "response" not in output
+        and all(isinstance(e, Mapping) and e.get("type") in AGENT_ITEMS for e in listed)
+    )
 
 
 def output_items(output: Any) -> list[Item]:
@@ -201,6 +226,8 @@ def output_items(output: Any) -> list[Item]:
         return []
     if isinstance(output, Mapping) and output.get("object") == "response":
         return _response_items(output.get("output") or [])
+    if isinstance(output, Mapping) and _is_agent_response(output):
+        return _agent_items(output["output"])
     if isinstance(output, str):
         return [("text", output, {})] if output else []
     items: list[Item] = []
