@@ -255,7 +255,7 @@ def render(
         engine.check_columns(data)
     except JuristError as exc:
         fail(exc)
-    rows = data.table.slice(0, limit).to_pylist()
+    rows = data.rows(limit)
     for judge in engine.judges:
         typer.echo(f"=== judge {judge.name} ({judge.config.source}): {judge.kind.label}")
         for line in judge.kind.describe():
@@ -300,7 +300,7 @@ def list_judges() -> None:
     typer.echo(f"Oumi's aliases: {aliases}")
 
 
-def _render_rule(judge: Judge, rows: list[dict[str, Any]], row_errors: Mapping[int, str]) -> None:
+def _render_rule(judge: Judge, rows: list[Mapping[str, Any]], row_errors: Mapping[int, str]) -> None:
     """A rule judge sends no prompt: show each row's verdict."""
     for index, row in enumerate(rows):
         typer.echo(f"--- row {index}")
