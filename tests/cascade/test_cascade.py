@@ -112,6 +112,31 @@ def test_hand_thresholds_and_abstaining(llmbar: Path, tmp_path: Path) -> None:
     assert any(r["cascade.status"] == "abstained" for r in data)
 
 
+def test_info_pairs_and_filter_read_the_cascade(llmbar: Path, tmp_path: Path) -> None:
+    truth = truth_of(json.loads(llmbar.read_text()))
+    stages = {"small": Stage("small", truth, lambda c: c), "big": Stage("big", truth, lambda c: 1.0)}
+    output = tmp_path / "out.parquet"
+    run_cascade(llmbar, output, CascadeSettings(thresholds=(0.85,)), stages)
+    data = ResultTable.open(output).table.to_pylist()
+    first = sum(r["cascade.stage"] == 1 for r in data)
+    info = CliRunner().invoke(app, ["info", str(output)])
+    assert info.exit_code == 0, info.output
+    assert "judge cascade: a cascade" in info.output and "threshold 0.85" in info.output
+    assert f"decided {first} ({100 * first / len(data):.1f} %)" in info.output
+    pairs = CliRunner().invoke(
+        app, ["pairs", str(output), "-o", str(tmp_path / "pairs.jsonl"), "--judge", "cascade"]
+    )
+    assert pairs.exit_code == 0, pairs.output
+    written = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()]
+    assert len(written) == sum(r["cascade.status"] == "ok" and r["cascade.position_consistent"] for r in data)
+    kept = tmp_path / "kept.parquet"
+    result = CliRunner().invoke(
+        app, ["filter", str(output), "-o", str(kept), "--where", '"cascade.stage" = 1']
+    )
+    assert result.exit_code == 0, result.output
+    assert ResultTable.open(kept).num_rows == first
+
+
 def write_yaml(path: Path, data: dict[str, object]) -> Path:
     path.write_text(yaml.safe_dump(data))
     return path

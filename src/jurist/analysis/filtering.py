@@ -4,8 +4,9 @@ FineWeb-Edu kept documents whose 0-5 score was at least 3; UltraFeedback and Mag
 responses. :func:`filter_table` applies, in this order, to a result table of ``jurist judge dataset``:
 
 1. **gates**, on unless switched off: every judge's status is ``ok``; a pairwise judge's two orders agree
-   (``position_consistent``); a panel reached its quorum (``panel.status`` is ``ok``); with
-   ``min_confidence``, every label-probability ``*_confidence`` column is at least that;
+   (``position_consistent``); a panel reached its quorum (``panel.status`` is ``ok``); a cascade's stages
+   are gated through the cascade's own columns; with ``min_confidence``, every label-probability
+   ``*_confidence`` column is at least that;
 2. **predicates** (``where``), each a SQL boolean expression evaluated by DuckDB over the result columns,
    such as ``truthfulness.score >= 0.75`` (column names with dots need no quotes); a row for which a
    predicate is null (a null score) is dropped;
@@ -146,9 +147,17 @@ def _is_judge_column(column: str, table: pa.Table) -> bool:
     return any(column.startswith(f"{judge}.") for judge in judges_in(table)) or column.endswith(".calibrated")
 
 
+def _cascade_stages(table: pa.Table) -> set[str]:
+    """The judges that are stages of a cascade (its final columns stand for them), from the metadata."""
+    raw = (table.schema.metadata or {}).get(b"jurist")
+    entries = (json.loads(raw).get("judges") or []) if raw else []
+    return {s for e in entries if isinstance(e, dict) and e.get("cascade") for s in e.get("stages", [])}
+
+
 def _gates(table: pa.Table, rules: FilterRules) -> list[tuple[str, list[bool]]]:
     out = []
-    judges = [j for j in judges_in(table) if j != PANEL]
+    stages = _cascade_stages(table)
+    judges = [j for j in judges_in(table) if j != PANEL and j not in stages]
     if rules.require_ok:
         for judge in judges:
             statuses = table.column(f"{judge}.status").to_pylist()
