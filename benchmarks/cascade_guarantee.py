@@ -56,7 +56,11 @@ def kept_agreement(
                 right += ok
                 per_stage[stage] += 1
                 break
-    return (right / kept if kept else 1.0), kept / n, [k / n for k in per_stage]
+    return (
+        (right / kept if kept else 1.0),
+        kept / n,
+        [k / n for k in per_stage],
+    )  # nothing kept: nothing wrong
 
 
 def main() -> None:
@@ -86,6 +90,7 @@ def main() -> None:
         shares.append(per_stage)
         thresholds_seen.append(thresholds)
     held = sum(a >= args.target for a in agreements) / args.draws
+    kept_some = [a for a, c in zip(agreements, coverages, strict=True) if c > 0]
     result = {
         "benchmark": "cascade_guarantee",
         "setup": {
@@ -99,12 +104,18 @@ def main() -> None:
             "abstain": True,
         },
         "realized_rate": held,
+        "draws_keeping_nothing": args.draws - len(kept_some),
+        "realized_rate_among_draws_keeping_rows": sum(a >= args.target for a in kept_some) / len(kept_some)
+        if kept_some
+        else None,
         "guarantee": f">= {1 - args.delta}",
-        "agreement": {
-            "mean": statistics.fmean(agreements),
-            "min": min(agreements),
-            "p10": sorted(agreements)[args.draws // 10],
-        },
+        "agreement_of_draws_keeping_rows": {
+            "mean": statistics.fmean(kept_some),
+            "min": min(kept_some),
+            "p10": sorted(kept_some)[len(kept_some) // 10],
+        }
+        if kept_some
+        else None,
         "coverage": {"mean": statistics.fmean(coverages), "min": min(coverages), "max": max(coverages)},
         "share_decided_by_stage": [statistics.fmean(s[k] for s in shares) for k in range(len(CURVES))],
         "threshold_mean": [

@@ -137,6 +137,21 @@ def test_info_pairs_and_filter_read_the_cascade(llmbar: Path, tmp_path: Path) ->
     assert ResultTable.open(kept).num_rows == first
 
 
+def test_bench_times_a_cascade(llmbar: Path, tmp_path: Path) -> None:
+    from jurist.cli.cascade import bench_cascade
+
+    truth = truth_of(json.loads(llmbar.read_text()))
+    stages = {"small": Stage("small", truth, lambda c: c), "big": Stage("big", truth, lambda c: 1.0)}
+    refs = [str(write_yaml(tmp_path / f"{m}.yaml", stage_config(m))) for m in ("small", "big")]
+    settings = CascadeSettings(thresholds=(0.8,))
+    lines = bench_cascade(refs, {}, str(llmbar), 40, tmp_path / "bench", settings, factory(stages))
+    record = json.loads((tmp_path / "bench" / "cascade_bench.json").read_text())
+    report = record["summary"]["cascade"]
+    assert record["rows"] == 40 and report["rows"] == 40
+    assert sum(s["decided"] for s in report["stages"]) == 40
+    assert any("cascade over 40 rows" in line for line in lines)
+
+
 def write_yaml(path: Path, data: dict[str, object]) -> Path:
     path.write_text(yaml.safe_dump(data))
     return path
