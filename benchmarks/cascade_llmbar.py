@@ -20,6 +20,7 @@ import json
 import math
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,20 @@ def main() -> None:
         table = ResultTable.open(output)
         agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
         meta = table.metadata["cascade"]
+        data = table.table.to_pylist()
+    truth = ["a" if int(r["label"]) == 1 else "b" for r in data]
+    p_a = [r["smollm2.p_a"] for r in data]
+    stage_1 = {
+        "winners": dict(Counter(r["smollm2.winner"] for r in data)),
+        "position_consistent_share": sum(bool(r["smollm2.position_consistent"]) for r in data) / len(data),
+        "mean_p_first_by_order": {
+            key: sum(r[f"smollm2.{key}_p_first"] for r in data) / len(data) for key in ("ab", "ba")
+        },
+        "accuracy_of_order_averaged_p_a": sum(
+            (p > 0.5 and t == "a") or (p < 0.5 and t == "b") for p, t in zip(p_a, truth, strict=True)
+        )
+        / len(data),
+    }
     result = {
         "benchmark": "cascade_llmbar",
         "rows": len(rows),
@@ -114,6 +129,7 @@ def main() -> None:
         "notes": notes,
         "calibration": meta["calibration"],
         "report": meta["report"],
+        "stage_1_diagnostics": stage_1,
         "agreement_with_labels": {
             name: agree[name]["accuracy"] for name in ("smollm2", "stand_in", "cascade")
         },

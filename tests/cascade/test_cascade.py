@@ -237,3 +237,55 @@ def test_kill_during_stage_2_then_rerun_judges_no_stage_1_row_again(llmbar: Path
     escalated = sum(r["cascade.stage"] == 2 for r in data)
     stage2_rerun = sum(r["model"] == "big" for r in records[len(killed) :])
     assert stage2_rerun <= 2 * escalated  # stage 2 judged again only the window it was killed in
+
+
+def test_a_pointwise_cascade(tmp_path: Path) -> None:
+    """Yes/no LOGPROBS stages: confidence is the top label's probability; the final judgment is a bool."""
+    import math
+
+    from jurist.backends.base import LabelRequest
+    from jurist.backends.scripted import ScriptedBackend
+
+    rows = [{"id": f"r{i}", "text": f"claim number {i}"} for i in range(30)]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def stage(p_yes: float) -> ScriptedBackend:
+        def labels(request: LabelRequest) -> dict[str, float]:
+            number = int(request.messages[-1].content.rsplit(" ", 1)[1])
+            p = p_yes if number % 2 else 1 - p_yes
+            p = 0.99 if number % 3 == 0 and p_yes < 0.9 else p  # stage 1 is sure on every third row
+            return dict(zip(request.labels, (math.log(p), math.log(1 - p)), strict=True))
+
+        return ScriptedBackend([], model_id=f"p{p_yes}", labels=labels)
+
+    def config(model: str) -> dict[str, object]:
+        return {
+            "name": "claim",
+            "judge_params": {"prompt_template": "Is it true? {text}", "scoring": "LOGPROBS"},
+            "inference_config": {"model": {"model_name": model}},
+        }
+
+    backends = {"small": stage(0.6), "big": stage(0.95)}
+    spec = RunSpec(
+        tuple(stage_configs([config("small"), config("big")])), Selection(str(data)), RunOptions(chunk_size=8)
+    )
+    settings = CascadeSettings(thresholds=(0.9,))
+    engine, batches, _ = prepare(
+        spec, settings, tmp_path / "o.parquet", backend_factory=lambda c: backends[c.model.model_name or ""]
+    )
+    CascadeRun(spec, engine, tmp_path / "o.parquet").execute(batches)
+    table = ResultTable.open(tmp_path / "o.parquet")
+    assert table.judge("cascade").kind == "pointwise"
+    assert (
+        table.table.schema.field("cascade.judgment").type == table.table.schema.field("claim_1.judgment").type
+    )
+    for row in table.table.to_pylist():
+        number = int(row["id"][1:])
+        sure = number % 3 == 0
+        assert row["cascade.stage"] == (1 if sure else 2)
+        assert row["cascade.confidence_1"] == pytest.approx(0.99 if sure else 0.6)
+        deciding = f"claim_{row['cascade.stage']}"
+        assert row["cascade.judgment"] == row[f"{deciding}.judgment"]
+        assert row["cascade.score"] == row[f"{deciding}.score"]
+    assert backends["big"].calls == [20]  # stage 2 saw only the 20 unsure rows, in one batch
