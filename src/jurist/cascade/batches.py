@@ -236,6 +236,7 @@ class CascadeBatches:
         for decision in decisions:
             own.count(decision.status, decision.error, decision.output.score if decision.output else None)
         summary.models.update(engine.models_by_name())
+        summary.models[engine.plan.name] = " -> ".join(j.name for j in engine.judges)
         if run.progress is not None:
             first = [o for o in state.outputs[0] if o is not None]
             run.progress.update({engine.judges[0].name: first})
