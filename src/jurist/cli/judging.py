@@ -15,6 +15,19 @@ import typer
 from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.backends import check_engine_params
+from jurist.cascade.launch import stage_configs
+from jurist.cli.cascade import (
+    AbstainOpt,
+    CascadeOpt,
+    DeltaOpt,
+    LabelsOpt,
+    OptionalConfigOpt,
+    TargetOpt,
+    ThresholdOpt,
+    cascade_settings,
+    confidence_line,
+    start_cascade,
+)
 from jurist.cli.common import (
     EXIT_CRASH,
     EXIT_OK,
@@ -45,7 +58,6 @@ logger = logging.getLogger("jurist")
 
 def judge_dataset(
     ctx: typer.Context,
-    config: ConfigOpt,
     input: Annotated[
         str,
         typer.Option(
@@ -55,6 +67,7 @@ def judge_dataset(
             "dataset folder, or - for JSONL on stdin.",
         ),
     ],
+    config: OptionalConfigOpt = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -136,6 +149,12 @@ def judge_dataset(
             "cluster address (needs the ray extra)."
         ),
     ] = None,
+    cascade: CascadeOpt = None,
+    threshold: ThresholdOpt = None,
+    abstain: AbstainOpt = False,
+    target_agreement: TargetOpt = 0.9,
+    delta: DeltaOpt = 0.1,
+    calibration_labels: LabelsOpt = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
@@ -152,7 +171,12 @@ def judge_dataset(
         output = scratch / "results.parquet"
     try:
         settings = overrides(ctx, model, engine)
-        configs = [load_judge_config(ref, settings) for ref in config]
+        if not config and not cascade:
+            raise JuristError("give a judge: --config (or --cascade per stage)")
+        refs = config or []
+        configs = (
+            stage_configs(cascade, settings) if cascade else [load_judge_config(r, settings) for r in refs]
+        )
         for cfg in configs:
             check_engine_params(cfg.inference_config)
         calibrations = [Calibration.load(path) for path in calibration or []]
@@ -171,7 +195,13 @@ def judge_dataset(
                 calibrations=tuple(calibrations),
             ),
         )
-        runner, batches = start(spec, Placement(data_parallel, ray, retry_failed))
+        run_type = Run
+        if cascade:
+            local_only = {"--data-parallel": data_parallel, "--ray": ray, "--retry-failed": retry_failed}
+            cascading = cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels)
+            runner, batches, run_type = start_cascade(spec, cascading, output, placement=local_only)
+        else:
+            runner, batches = start(spec, Placement(data_parallel, ray, retry_failed))
     except JuristError as exc:
         fail(exc)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
@@ -179,7 +209,7 @@ def judge_dataset(
     with run_console(log, verbose=verbose) as console:
         try:
             progress = None if quiet else console.err
-            summary = Run(spec, runner, output, overwrite=overwrite, progress=progress).execute(batches)
+            summary = run_type(spec, runner, output, overwrite=overwrite, progress=progress).execute(batches)
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
         except KeyboardInterrupt:
@@ -194,7 +224,8 @@ def judge_dataset(
         finally:
             runner.close()
     if summary is not None and scratch is not None:
-        typer.echo(results_table(output, [j.name for j in runner.judges], raw=raw))
+        shown = [j.name for j in runner.judges] + (["cascade"] if cascade else [])
+        typer.echo(results_table(output, shown, raw=raw))
         summary.output = "the table above (no --output: not saved)"
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -235,6 +266,7 @@ def validate(
     typer.echo(f"  reads fields: {', '.join(sorted(judge.required_fields)) or '(none)'}")
     for line in judge.kind.describe():
         typer.echo(f"  {line}")
+    typer.echo(f"  {confidence_line(judge)}")
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
     typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
     for warning in judge.warnings:
