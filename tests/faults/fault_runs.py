@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +36,50 @@ def setup(tmp_path: Path, count: int, template: str = REMOTE_JUDGE) -> tuple[Pat
     return config, data
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+
+
 def jurist(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     return subprocess.run(
-        [sys.executable, "-m", "jurist", *args], capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-m", "jurist", *args], capture_output=True, text=True, timeout=timeout, env=_env()
     )
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    """``jurist`` started in the background (its own process group, so a signal reaches it alone)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "jurist", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        start_new_session=True,
+    )
+
+
+def wait_for(condition: Callable[[], bool], what: str, limit: float = 120.0) -> None:
+    """Poll until ``condition`` holds (a bound on waiting, not an assertion on speed)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def committed_parts(out: Path) -> int:
+    manifest = out.with_name(out.name + ".parts") / "_manifest.json"
+    try:
+        return len(json.loads(manifest.read_text())["parts"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def verdicts(path: Path) -> list[tuple[Any, ...]]:
+    """What a run decided per row, without what differs between two runs (times, provenance)."""
+    table = pq.read_table(path)
+    keep = ["row_id", "judge.judgment", "judge.explanation", "judge.status"]
+    return list(zip(*(table.column(c).to_pylist() for c in keep), strict=True))
 
 
 def judge_args(config: Path, data: Path, out: Path, *extra: str) -> list[str]:

@@ -18,6 +18,9 @@ class FaultServer(ThreadingHTTPServer):
     reset_every: int  # every n-th request: the connection is closed without an answer
     retry_after: str
     hold: float  # > 0: never answer, keep the connection open this long at most
+    delay: float  # seconds before each answer
+    pause_after: int  # > 0: requests after this many wait until ``gate`` is set (two minutes at most)
+    gate: threading.Event
     released: threading.Event
     count: int
     answered: int
@@ -59,6 +62,10 @@ class FaultHandler(BaseHTTPRequestHandler):
         if server.broken_every and number % server.broken_every == 0:
             self._send(500, {"error": {"message": "internal error"}})
             return
+        if server.delay:
+            server.released.wait(server.delay)
+        if server.pause_after and number > server.pause_after:
+            server.gate.wait(120)
         text = verdict_for(body["messages"][-1]["content"])
         with server.lock:
             server.answered += 1
@@ -89,11 +96,14 @@ def fault_server(
     reset_every: int = 0,
     retry_after: str = "1",
     hold: float = 0.0,
+    delay: float = 0.0,
+    pause_after: int = 0,
 ) -> Iterator[FaultServer]:
     server = FaultServer(("127.0.0.1", 0), FaultHandler)
     server.busy_every, server.broken_every, server.reset_every = busy_every, broken_every, reset_every
-    server.retry_after, server.hold = retry_after, hold
-    server.released = threading.Event()
+    server.retry_after, server.hold, server.delay = retry_after, hold, delay
+    server.released, server.gate = threading.Event(), threading.Event()
+    server.pause_after = pause_after
     server.count = server.answered = 0
     server.lock = threading.Lock()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -102,5 +112,6 @@ def fault_server(
         yield server
     finally:
         server.released.set()
+        server.gate.set()
         server.shutdown()
         server.server_close()

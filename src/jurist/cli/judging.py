@@ -33,6 +33,7 @@ from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
 from jurist.engine.ray_job import RayRun
 from jurist.errors import JuristError
+from jurist.io.lock import OutputLock
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
@@ -173,6 +174,11 @@ def judge_dataset(
         )
     except JuristError as exc:
         fail(exc)
+    lock = OutputLock(output)  # one writer per output, from here until the run ends
+    try:
+        lock.acquire()
+    except JuristError as exc:
+        fail(exc)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
@@ -202,6 +208,7 @@ def judge_dataset(
             problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
         finally:
             runner.close()
+            lock.release()
     if summary is not None and scratch is not None:
         typer.echo(results_table(output, [j.name for j in runner.judges], raw=raw))
         summary.output = "the table above (no --output: not saved)"
