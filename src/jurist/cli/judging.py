@@ -100,6 +100,10 @@ def judge_dataset(
     retry_failed: Annotated[
         bool, typer.Option(help="Re-judge only the rows whose status is not ok, in a finished output.")
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(help="On resume, judge again only the rows of damaged committed parts (see the error)."),
+    ] = False,
     max_failure_rate: Annotated[
         float,
         typer.Option(
@@ -194,6 +198,7 @@ def judge_dataset(
                 overwrite=overwrite,
                 retry_failed=retry_failed,
                 progress=None if quiet else console.err,
+                repair=repair,
             )
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE

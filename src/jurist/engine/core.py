@@ -31,6 +31,7 @@ from jurist.engine.lazy import NO_MODEL, lazy
 from jurist.engine.metadata import fingerprint, now, run_metadata
 from jurist.engine.plan import backend_key, chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
+from jurist.engine.repair import mend_store
 from jurist.engine.retry import retry_batches
 from jurist.engine.stream import MAX_OPEN_CHUNKS, Outputs, Tally, judge_chunks
 from jurist.engine.summary import RunSummary
@@ -39,6 +40,7 @@ from jurist.io.opening import open_source
 from jurist.io.parts import OutputError, ResultStore, check_output, meta_path, parts_dir, read_metadata
 from jurist.io.selection import LimitSource, SampleSource
 from jurist.io.sources import Chunk, InputData, RowSource
+from jurist.io.store_check import check_manifest
 from jurist.judges.judge import Judge
 from jurist.judges.panel import Panel
 
@@ -307,6 +309,7 @@ class Engine:
         overwrite: bool = False,
         retry_failed: bool = False,
         progress: IO[str] | None = None,
+        repair: bool = False,
     ) -> RunSummary:
         """Judge a dataset into a results file that survives a crash, and return the run's summary.
 
@@ -315,13 +318,16 @@ class Engine:
         Results are committed per chunk (:mod:`jurist.io.parts`): a rerun of the same run resumes after the
         last committed chunk, and finds a finished run complete; results of another run are refused unless
         ``overwrite``. ``retry_failed`` re-judges, in a finished run, only the (row, judge) pairs whose status
-        is not ``ok``. ``progress``: a stream for the progress line (None: no progress line).
+        is not ``ok``. ``progress``: a stream for the progress line (None: no progress line). A resumed run
+        whose committed results are damaged stops naming them; ``repair`` judges only their rows again
+        (:mod:`jurist.engine.repair`).
         """
         output = Path(output_path)
         source, options, run_id = self.open_run(
             input_path, input_format=input_format, limit=limit, sample=sample, seed=seed
         )
         schema = self.assembler(source).schema
+        note = check_manifest(output, run_id, repair=repair, overwrite=overwrite)  # faults: a damaged store
         plan = check_output(output, run_id, overwrite=overwrite)
         summary = RunSummary(output=str(output))
         if plan.action == "complete" and not retry_failed:
@@ -349,6 +355,7 @@ class Engine:
             store = ResultStore(staging, schema, run_id, metadata)
         else:
             store = ResultStore(output, schema, run_id, metadata)
+            mend_store(self.iter_batches, source, store, repair=repair, note=note, stream=progress)
             summary.resumed_from = store.rows
         load_before, sent_before = self.load_seconds, self.tally.requests
         started = time.perf_counter()

@@ -42,10 +42,12 @@ from jurist.engine.core import Engine
 from jurist.engine.metadata import now, run_metadata
 from jurist.engine.plan import chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
+from jurist.engine.repair import mend_store
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, JuristError
 from jurist.io.parts import OutputError, ResultStore, check_output, read_metadata
 from jurist.io.sources import Batch, Chunk, RowSource
+from jurist.io.store_check import check_manifest
 
 BLOCKS_MANIFEST = "_blocks.json"
 
@@ -251,8 +253,10 @@ class RayRun:
         overwrite: bool = False,
         retry_failed: bool = False,
         progress: IO[str] | None = None,
+        repair: bool = False,
     ) -> RunSummary:
-        """As :meth:`Engine.run_file`, on Ray: the same output file, resumable per block."""
+        """As :meth:`Engine.run_file`, on Ray: the same output file, resumable per block (damaged parts that
+        ``repair`` judges again are judged on the driver)."""
         engine = self.engine
         output = Path(output_path)
         if retry_failed:
@@ -261,6 +265,7 @@ class RayRun:
             input_path, input_format=input_format, limit=limit, sample=sample, seed=seed
         )
         schema = engine.assembler(source).schema
+        note = check_manifest(output, run_id, repair=repair, overwrite=overwrite)  # faults: a damaged store
         plan = check_output(output, run_id, overwrite=overwrite)
         summary = RunSummary(output=str(output))
         if plan.action == "complete":
@@ -275,6 +280,9 @@ class RayRun:
             engine.judges, source.source, source.total, {**options, "chunk_size": engine.chunk_size}
         )
         store = ResultStore(output, schema, run_id, metadata)
+        mend_store(
+            engine.iter_batches, source, store, repair=repair, note=note, stream=progress
+        )  # on the driver
         kept = BlockStore(output, run_id, schema)
         pending: dict[int, int] = {}  # start -> rows, of every block not yet committed
         items: list[dict[str, Any]] = []
