@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jurist.errors import InputError
+from jurist.io.disk import space_for
 from jurist.io.formats import output_format
 from jurist.io.writers import OutputWriter
 
@@ -181,13 +182,17 @@ class ResultStore:
             "parts": self.parts,
             "metadata": self.metadata,
         }
-        write_atomic(self.dir / MANIFEST, lambda path: path.write_text(json.dumps(manifest, indent=1) + "\n"))
+        text = json.dumps(manifest, indent=1) + "\n"
+        with space_for(self.dir / MANIFEST, len(text), "the manifest", source=str(self.output)):
+            write_atomic(self.dir / MANIFEST, lambda path: path.write_text(text))
 
     def _write_part(self, part: Mapping[str, Any], batch: pa.RecordBatch) -> None:
         own = {FINGERPRINT_KEY: self.fingerprint, "start": part["start"], "rows": part["rows"]}
         schema = self.schema.with_metadata({**(self.schema.metadata or {}), PART_KEY: json.dumps(own)})
         table = pa.Table.from_batches([batch], schema=self.schema).replace_schema_metadata(schema.metadata)
-        write_atomic(self.dir / part["file"], lambda path: pq.write_table(table, path, compression="zstd"))
+        target = self.dir / part["file"]
+        with space_for(target, table.nbytes, "a committed part", source=str(self.output)):
+            write_atomic(target, lambda path: pq.write_table(table, path, compression="zstd"))
 
     def rewrite(self, number: int, batch: pa.RecordBatch) -> None:
         """Write committed part ``number`` again (its rows judged again after it was damaged)."""
@@ -205,7 +210,11 @@ class ResultStore:
         """Merge the parts into the output file (atomically), with the run's metadata; remove the parts."""
         full = {**self.metadata, **metadata, FINGERPRINT_KEY: self.fingerprint}
         text = json.dumps(full, default=str)
-        with OutputWriter(self.output, self.schema, metadata={"jurist": text}) as writer:
+        needed = sum((self.dir / part["file"]).stat().st_size for part in self.parts)
+        with (
+            space_for(self.output, needed, "the merged output"),
+            OutputWriter(self.output, self.schema, metadata={"jurist": text}) as writer,
+        ):
             for batch in self.batches():
                 writer.write(batch)
         if output_format(self.output) == "jsonl":
