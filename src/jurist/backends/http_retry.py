@@ -77,6 +77,22 @@ class ServerHealth:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _last_ok: float | None = None
     rng: random.Random = field(default_factory=random.Random)
+    _stopped: threading.Event = field(default_factory=threading.Event)
+
+    def stop(self) -> None:
+        """The run is stopping: requests waiting to retry give up at once."""
+        self._stopped.set()
+
+    def resume(self) -> None:
+        self._stopped.clear()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def pause(self, seconds: float) -> bool:
+        """Wait ``seconds``; False when the run stopped meanwhile."""
+        return not self._stopped.wait(seconds)
 
     def answered(self) -> None:
         with self._lock:
@@ -125,7 +141,8 @@ class Attempts:
                 f"(the next wait, {pause:.1f} s, would pass "
                 f"remote_params.max_retry_wait_s {policy.budget:g} s)"
             )
-        time.sleep(pause)
+        if not self._health.pause(pause):
+            return "as the run is stopping"
         self._waits += 1
         self._waited += pause
         return None

@@ -30,7 +30,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
@@ -197,8 +196,40 @@ class OpenAIBackend:
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         if not requests:
             return []
-        with ThreadPoolExecutor(max_workers=min(self._workers, len(requests))) as pool:
-            return list(pool.map(self._one, requests))
+        self._health.resume()
+        results: list[Completion | None] = [None] * len(requests)
+        failures: list[BaseException] = []
+        order = iter(range(len(requests)))
+        taking = threading.Lock()
+
+        def work() -> None:
+            while not self._health.stopped:
+                with taking:
+                    index = next(order, None)
+                if index is None:
+                    return
+                try:
+                    results[index] = self._one(requests[index])
+                except BaseException as exc:  # a bug: raised in the caller's thread below
+                    failures.append(exc)
+                    self._health.stop()
+                    return
+
+        # daemon threads: a run stopped by Ctrl-C or a signal need not wait for a request in flight to end
+        workers = [
+            threading.Thread(target=work, daemon=True) for _ in range(min(self._workers, len(requests)))
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            for worker in workers:
+                worker.join()
+        except BaseException:  # Ctrl-C or a stop signal: send nothing more, end the waits for a retry
+            self._health.stop()
+            raise
+        if failures:
+            raise failures[0]
+        return [r if r is not None else Completion("", "error", error="not sent") for r in results]
 
     def _one(self, request: GenerationRequest) -> Completion:
         payload = json.dumps(self.body(request)).encode()

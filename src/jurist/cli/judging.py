@@ -31,6 +31,13 @@ from jurist.cli.console import run_console
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
+from jurist.engine.interrupt import (
+    EXIT_INTERRUPTED,
+    Stopped,
+    parse_duration,
+    stop_on_signals,
+    stopped_message,
+)
 from jurist.engine.ray_job import RayRun
 from jurist.errors import JuristError
 from jurist.io.lock import OutputLock
@@ -139,13 +146,21 @@ def judge_dataset(
             "cluster address (needs the ray extra)."
         ),
     ] = None,
+    max_runtime: Annotated[
+        str | None,
+        typer.Option(
+            help="Stop after this long (3h30m, 90m, 45s), keeping the committed chunks, and exit 124; a "
+            "rerun resumes. Set it under a scheduler's time limit."
+        ),
+    ] = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
     Results are committed per chunk: rerun the same command to resume after a crash. Exit codes: 0 done; 1
     an unexpected error; 2 a bad config, input, output path or option (before any model loads); 3 judged, but
-    no output is ok, or more than --max-failure-rate are not; 130 interrupted (rerun to resume). Without
-    --output the results are printed as a table (as `oumi judge dataset` does) and not kept.
+    no output is ok, or more than --max-failure-rate are not; 130 interrupted, 143 SIGTERM, 129 SIGHUP, 124
+    --max-runtime reached (each keeps the committed chunks: rerun to resume). Without --output the results
+    are printed as a table (as `oumi judge dataset` does) and not kept.
     """
     scratch = None
     if output is None:
@@ -154,6 +169,7 @@ def judge_dataset(
         scratch = Path(tempfile.mkdtemp(prefix="jurist-"))
         output = scratch / "results.parquet"
     try:
+        runtime = parse_duration(max_runtime) if max_runtime is not None else None
         settings = overrides(ctx, model, engine)
         configs = [load_judge_config(ref, settings) for ref in config]
         for cfg in configs:
@@ -188,25 +204,25 @@ def judge_dataset(
     with run_console(log, verbose=verbose) as console:
         try:
             run_file = runner.run_file if ray is None else RayRun(runner, ray, actors=data_parallel).run_file
-            summary = run_file(
-                data,
-                output,
-                input_format=input_format,
-                limit=limit,
-                sample=sample,
-                seed=seed,
-                overwrite=overwrite,
-                retry_failed=retry_failed,
-                progress=None if quiet else console.err,
-                repair=repair,
-            )
+            with stop_on_signals(runtime, label=max_runtime):  # SIGTERM, SIGHUP, --max-runtime: as Ctrl-C
+                summary = run_file(
+                    data,
+                    output,
+                    input_format=input_format,
+                    limit=limit,
+                    sample=sample,
+                    seed=seed,
+                    overwrite=overwrite,
+                    retry_failed=retry_failed,
+                    progress=None if quiet else console.err,
+                    repair=repair,
+                )
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
+        except Stopped as exc:
+            problem, code = stopped_message(exc.reason, None if scratch else output), exc.exit_code
         except KeyboardInterrupt:
-            problem, code = (
-                "interrupted: the chunks done so far are kept; rerun the same command to resume",
-                130,
-            )
+            problem, code = stopped_message("interrupted", None if scratch else output), EXIT_INTERRUPTED
         except Exception as exc:
             logger.exception("the run failed")
             where = f" (details in {log})" if log is not None else ""
