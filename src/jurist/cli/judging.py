@@ -38,6 +38,7 @@ from jurist.engine.interrupt import (
     stop_on_signals,
     stopped_message,
 )
+from jurist.engine.preflight import check_constraints
 from jurist.engine.ray_job import RayRun
 from jurist.errors import JuristError
 from jurist.io.lock import OutputLock
@@ -192,6 +193,7 @@ def judge_dataset(
                 else None
             ),
         )
+        check_constraints(runner.judges)  # each compiles with its engine's grammar backend, before any model
     except JuristError as exc:
         fail(exc)
     lock = OutputLock(output)  # one writer per output, from here until the run ends
@@ -263,6 +265,7 @@ def validate(
     try:
         judge = Judge(load_judge_config(config, parse_cli_overrides(ctx.args)))
         check_engine_params(judge.config.inference_config)
+        check_constraints([judge])
     except JuristError as exc:
         fail(exc)
     cfg = judge.config
