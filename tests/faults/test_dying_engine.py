@@ -11,7 +11,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from fault_runs import committed_parts, ids_once, judge_args, jurist, start, wait_for
+from dying_workers import mortal
+from fault_runs import committed_parts, ids_once, judge_args, jurist, setup, start, wait_for
+from scripted_runs import data_file, engine, rows_of, undisturbed
+
+from jurist.backends.parallel import DataParallelBackend
+from jurist.errors import BackendError
 
 TINY_JUDGE = """\
 judge_params:
@@ -64,3 +69,60 @@ def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
     assert rerun.returncode in (0, 3), rerun.stderr[-3000:]
     assert "resumed after" in rerun.stdout
     ids_once(out, 400)
+
+
+def pool(on_death: str, die_after: int | None) -> DataParallelBackend:
+    envs = [{"JURIST_TEST_DIE_AFTER": str(die_after)} if die_after else {}, {}]
+    return DataParallelBackend(mortal, 2, envs=envs, on_worker_death=on_death)  # type: ignore[arg-type]
+
+
+def test_a_dying_data_parallel_worker_stops_the_run_naming_it(tmp_path: Path) -> None:
+    data = data_file(tmp_path)
+    expected = undisturbed(data, tmp_path / "alone.parquet")
+    out = tmp_path / "out.parquet"
+    backend = pool("stop", die_after=12)
+    try:
+        with pytest.raises(
+            BackendError, match=r"data-parallel worker 0 \(CPU\) exited with code 9"
+        ) as caught:
+            engine(backend).run_file(data, out)
+    finally:
+        backend.close()
+    assert "--on-worker-death continue" in str(caught.value) and "rerun the same command" in str(caught.value)
+    assert committed_parts(out) < 5
+    healthy = pool("stop", die_after=None)
+    try:
+        engine(healthy).run_file(data, out)
+    finally:
+        healthy.close()
+    assert rows_of(out) == expected
+
+
+def test_with_continue_the_workers_left_finish_the_run(tmp_path: Path) -> None:
+    data = data_file(tmp_path)
+    expected = undisturbed(data, tmp_path / "alone.parquet")
+    out = tmp_path / "out.parquet"
+    backend = pool("continue", die_after=12)
+    try:
+        engine(backend).run_file(data, out)
+        assert backend.workers == 1  # worker 0 died on its 13th request; worker 1 did the rest
+    finally:
+        backend.close()
+    assert rows_of(out) == expected
+
+
+def test_with_continue_the_last_worker_dying_stops_the_run(tmp_path: Path) -> None:
+    data = data_file(tmp_path)
+    envs = [{"JURIST_TEST_DIE_AFTER": "6"}, {"JURIST_TEST_DIE_AFTER": "6"}]
+    backend = DataParallelBackend(mortal, 2, envs=envs, on_worker_death="continue")
+    try:
+        with pytest.raises(BackendError, match="exited with code 9, the last one left"):
+            engine(backend).run_file(data, tmp_path / "out.parquet")
+    finally:
+        backend.close()
+
+
+def test_on_worker_death_is_checked_on_the_command_line(tmp_path: Path) -> None:
+    config, data = setup(tmp_path, 2)
+    done = jurist(*judge_args(config, data, tmp_path / "o.parquet", "--on-worker-death", "retry"))
+    assert done.returncode == 2 and "--on-worker-death" in done.stderr

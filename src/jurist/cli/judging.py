@@ -38,7 +38,7 @@ from jurist.engine.interrupt import (
     stop_on_signals,
     stopped_message,
 )
-from jurist.engine.preflight import check_constraints
+from jurist.engine.preflight import check_constraints, worker_death
 from jurist.engine.ray_job import RayRun
 from jurist.errors import JuristError
 from jurist.io.lock import OutputLock
@@ -147,6 +147,13 @@ def judge_dataset(
             "cluster address (needs the ray extra)."
         ),
     ] = None,
+    on_worker_death: Annotated[
+        str,
+        typer.Option(
+            help="With --data-parallel: 'stop' the run when an engine process dies (committed chunks kept), "
+            "or 'continue' with the engines left."
+        ),
+    ] = "stop",
     max_runtime: Annotated[
         str | None,
         typer.Option(
@@ -171,6 +178,7 @@ def judge_dataset(
         output = scratch / "results.parquet"
     try:
         runtime = parse_duration(max_runtime) if max_runtime is not None else None
+        on_death = worker_death(on_worker_death)
         settings = overrides(ctx, model, engine)
         configs = [load_judge_config(ref, settings) for ref in config]
         for cfg in configs:
@@ -188,7 +196,7 @@ def judge_dataset(
             quorum=quorum,
             calibrations=calibrations,
             backend_factory=(
-                data_parallel_factory(data_parallel, create_backend)
+                data_parallel_factory(data_parallel, create_backend, on_death)
                 if data_parallel and data_parallel > 1 and ray is None
                 else None
             ),

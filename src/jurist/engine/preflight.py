@@ -1,5 +1,5 @@
 """Checks a run makes before its first row is queued: every judge's constraint compiles with the grammar
-backend the run will use.
+backend the run will use (and the run's options that the command line passes as text are valid).
 
 For each judge that needs a model and decodes guided, the constraint its engine will receive is compiled
 by that engine's grammar backend (:mod:`jurist.backends.grammar_check`): vLLM's structured-output backend
@@ -16,11 +16,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from jurist.backends.base import Constraint, ConstraintKind
+from jurist.backends.parallel import OnWorkerDeath
 from jurist.config.types import InferenceEngine
 from jurist.errors import ConfigError, JuristError
 from jurist.judges.judge import Judge
 
 Compile = Callable[[Constraint], str | None]
+
+
+def worker_death(value: str) -> OnWorkerDeath:
+    """``--on-worker-death``: ``stop`` or ``continue``."""
+    if value == "stop":
+        return "stop"
+    if value == "continue":
+        return "continue"
+    raise JuristError(f"--on-worker-death: 'stop' or 'continue', not {value!r}")
 
 
 def _compiler(judge: Judge) -> tuple[str, tuple[ConstraintKind, ...], Compile] | None:
