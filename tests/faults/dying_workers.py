@@ -10,6 +10,7 @@ from scripted_runs import answer
 
 from jurist import ScriptedBackend
 from jurist.backends.base import Backend, GenerationRequest
+from jurist.config.inference import InferenceConfig
 
 
 def mortal() -> Backend:
@@ -24,3 +25,8 @@ def mortal() -> Backend:
         return answer(request)
 
     return ScriptedBackend(respond)
+
+
+def mortal_for(config: InferenceConfig) -> Backend:
+    """:func:`mortal` as an ``Engine(backend_factory=...)`` (Ray actors call it with the judge's config)."""
+    return mortal()

@@ -4,6 +4,7 @@ and a message naming it, the committed chunks are kept, and a rerun completes wi
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -11,9 +12,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from dying_workers import mortal
+from dying_workers import mortal, mortal_for
 from fault_runs import committed_parts, ids_once, judge_args, jurist, setup, start, wait_for
-from scripted_runs import data_file, engine, rows_of, undisturbed
+from scripted_runs import JUDGE, data_file, engine, rows_of, undisturbed
 
 from jurist.backends.parallel import DataParallelBackend
 from jurist.errors import BackendError
@@ -126,3 +127,27 @@ def test_on_worker_death_is_checked_on_the_command_line(tmp_path: Path) -> None:
     config, data = setup(tmp_path, 2)
     done = jurist(*judge_args(config, data, tmp_path / "o.parquet", "--on-worker-death", "retry"))
     assert done.returncode == 2 and "--on-worker-death" in done.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray not installed")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*")
+def test_a_dying_ray_actor_is_restarted_and_its_block_judged_again(tmp_path: Path) -> None:
+    import ray
+
+    from jurist import Engine
+    from jurist.engine.ray_job import RayRun
+
+    data = data_file(tmp_path)
+    expected = undisturbed(data, tmp_path / "alone.parquet")
+    out = tmp_path / "out.parquet"
+    here = Path(__file__).parent
+    env = {"PYTHONPATH": f"{here}:{here.parents[1] / 'src'}", "JURIST_TEST_DIE_AFTER": "25"}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    try:
+        judges = Engine(JUDGE, backend_factory=mortal_for, chunk_size=10)
+        # every actor process dies on its 26th request: 5 blocks of 10 rows on 2 actors, so one actor takes a
+        # third block and dies in it; Ray restarts it and runs that block again
+        RayRun(judges, concurrency=2).run_file(data, out)
+    finally:
+        ray.shutdown()
+    assert rows_of(out) == expected
