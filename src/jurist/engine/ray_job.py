@@ -280,9 +280,7 @@ class RayRun:
             engine.judges, source.source, source.total, {**options, "chunk_size": engine.chunk_size}
         )
         store = ResultStore(output, schema, run_id, metadata)
-        mend_store(
-            engine.iter_batches, source, store, repair=repair, note=note, stream=progress
-        )  # on the driver
+        mend_store(engine.iter_batches, source, store, repair=repair, note=note, stream=progress)
         kept = BlockStore(output, run_id, schema)
         pending: dict[int, int] = {}  # start -> rows, of every block not yet committed
         items: list[dict[str, Any]] = []
