@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from common import RESULTS, ROOT, header, write
 
 sys.path.insert(0, str(ROOT / "tests" / "faults"))
-from fault_servers import fault_server
+from fault_servers import fault_server  # type: ignore[import-not-found]
 
 JUDGE = """\
 judge_params:

@@ -201,13 +201,14 @@ def judge_dataset(
                 else None
             ),
         )
-        check_constraints(runner.judges)  # each compiles with its engine's grammar backend, before any model
     except JuristError as exc:
         fail(exc)
     lock = OutputLock(output)  # one writer per output, from here until the run ends
     try:
         lock.acquire()
+        check_constraints(runner.judges)  # each compiles with its engine's grammar backend, before any model
     except JuristError as exc:
+        lock.release()
         fail(exc)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
