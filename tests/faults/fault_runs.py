@@ -46,11 +46,11 @@ def jurist(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]
     )
 
 
-def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def start(*args: str, env: dict[str, str] | None = None, nohup: bool = False) -> subprocess.Popen[str]:
     """``jurist`` started in the background (its own process group, so a signal reaches it alone), with
-    ``env`` added to the environment."""
+    ``env`` added to the environment (under ``nohup`` with ``nohup``)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "jurist", *args],
+        [*(["nohup"] if nohup else []), sys.executable, "-m", "jurist", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -73,3 +73,21 @@ def test_durations() -> None:
     for bad in ("", "h", "3x", "0s", "-5", "3h 30q"):
         with pytest.raises(JuristError):
             parse_duration(bad)
+
+
+def test_under_nohup_a_hangup_is_still_ignored(tmp_path: Path) -> None:
+    config, data = setup(tmp_path, 20)
+    out = tmp_path / "out.parquet"
+    with fault_server(pause_after=5) as server:
+        url = ["--inference_config.remote_params.api_url", server.url, "--chunk-size", "5"]
+        run = start(*judge_args(config, data, out, *url), nohup=True)
+        try:
+            wait_for(lambda: committed_parts(out) >= 1, "a committed chunk")
+            os.kill(run.pid, signal.SIGHUP)  # nohup execs jurist: the same process
+            server.gate.set()  # the run goes on, and finishes
+            _, err = run.communicate(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+    assert run.returncode == 0, err
+    ids_once(out, 20)

@@ -4,7 +4,8 @@ Inside :func:`stop_on_signals`, SIGTERM and SIGHUP (what Slurm, Kubernetes and a
 the end of ``max_runtime`` raise :class:`Stopped` in the main thread, a kind of ``KeyboardInterrupt``, so
 they take the same path as Ctrl-C: no further request is sent, the chunks committed so far stay committed
 (each commit is atomic, see :mod:`jurist.io.parts`), the backends are closed, and a rerun of the same
-command resumes. Only the first signal raises; later ones, while the run tidies up, are ignored.
+command resumes. Only the first signal raises; later ones, while the run tidies up, are ignored. A signal
+ignored when the run starts (SIGHUP under ``nohup``) stays ignored.
 
 Exit codes follow the shell's convention, 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM, 129 for
 SIGHUP; a run stopped by ``--max-runtime`` exits 124, as ``timeout(1)`` does.
@@ -78,6 +79,8 @@ def stop_on_signals(max_runtime: float | None = None, *, label: str | None = Non
         raise Stopped(f"stopped by {signal.Signals(signum).name}", 128 + signum)
 
     watched = [signal.SIGTERM, signal.SIGHUP] + ([signal.SIGALRM] if max_runtime else [])
+    # a signal ignored on purpose stays ignored (``nohup`` ignores SIGHUP so that a run outlives its terminal)
+    watched = [s for s in watched if signal.getsignal(s) is not signal.SIG_IGN]
     previous: dict[int, Any] = {s: signal.signal(s, stop) for s in watched}
     if max_runtime:
         signal.setitimer(signal.ITIMER_REAL, max_runtime)
