@@ -118,7 +118,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("render",),
     ("judges",),
     ("engine",),
-    ("rag", "conversation", "bench", "api", "report", "batch"),
+    ("cascade", "rag", "conversation", "bench", "api", "jury", "report", "batch"),
     ("cli",),
     ("__main__",),  # python -m jurist: runs the command line
 )

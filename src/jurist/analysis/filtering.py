@@ -4,8 +4,9 @@ FineWeb-Edu kept documents whose 0-5 score was at least 3; UltraFeedback and Mag
 responses. :func:`filter_table` applies, in this order, to a result table of ``jurist judge dataset``:
 
 1. **gates**, on unless switched off: every judge's status is ``ok``; a pairwise judge's two orders agree
-   (``position_consistent``); a panel reached its quorum (``panel.status`` is ``ok``); with
-   ``min_confidence``, every label-probability ``*_confidence`` column is at least that;
+   (``position_consistent``); a panel reached its quorum (``panel.status`` is ``ok``); a cascade's stages
+   are gated through the cascade's own columns; with ``min_confidence``, every label-probability
+   ``*_confidence`` column is at least that;
 2. **predicates** (``where``), each a SQL boolean expression evaluated by DuckDB over the result columns,
    such as ``truthfulness.score >= 0.75`` (column names with dots need no quotes); a row for which a
    predicate is null (a null score) is dropped;
@@ -147,9 +148,16 @@ def _is_judge_column(column: str, results: ResultTable) -> bool:
     return results.owner(column) is not None or column.endswith(".calibrated")
 
 
+def _cascade_stages(results: ResultTable) -> set[str]:
+    """The judges that are stages of a cascade (its final columns stand for them), from the metadata."""
+    entries = results.metadata.get("judges") or []
+    return {s for e in entries if isinstance(e, dict) and e.get("cascade") for s in e.get("stages", [])}
+
+
 def _gates(results: ResultTable, rules: FilterRules) -> list[tuple[str, list[bool]]]:
     out = []
-    judges = [j for j in results.judges if j.kind != PANEL]
+    stages = _cascade_stages(results)
+    judges = [j for j in results.judges if j.kind != PANEL and j.name not in stages]
     if rules.require_ok:
         for judge in judges:
             out.append((f"{judge.status} is not ok", [s == "ok" for s in results.values(judge.status)]))

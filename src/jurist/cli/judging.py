@@ -15,7 +15,20 @@ import typer
 from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.backends import check_engine_params
+from jurist.cascade.launch import stage_configs
 from jurist.cli import batch as batch_cli
+from jurist.cli.cascade import (
+    AbstainOpt,
+    CascadeOpt,
+    DeltaOpt,
+    LabelsOpt,
+    OptionalConfigOpt,
+    TargetOpt,
+    ThresholdOpt,
+    cascade_settings,
+    confidence_line,
+    start_cascade,
+)
 from jurist.cli.common import (
     EXIT_CRASH,
     EXIT_OK,
@@ -32,10 +45,19 @@ from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_
 from jurist.config.templates import MissingValue
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
+from jurist.engine.interrupt import (
+    EXIT_INTERRUPTED,
+    Stopped,
+    parse_duration,
+    stop_on_signals,
+    stopped_message,
+)
 from jurist.engine.launch import Placement, start
+from jurist.engine.preflight import check_constraints, worker_death
 from jurist.engine.run import Run
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
+from jurist.io.lock import OutputLock
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
@@ -46,7 +68,6 @@ logger = logging.getLogger("jurist")
 
 def judge_dataset(
     ctx: typer.Context,
-    config: ConfigOpt,
     input: Annotated[
         str,
         typer.Option(
@@ -56,6 +77,7 @@ def judge_dataset(
             "dataset folder, or - for JSONL on stdin.",
         ),
     ],
+    config: OptionalConfigOpt = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -102,6 +124,10 @@ def judge_dataset(
     retry_failed: Annotated[
         bool, typer.Option(help="Re-judge only the rows whose status is not ok, in a finished output.")
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(help="On resume, judge again only the rows of damaged committed parts (see the error)."),
+    ] = False,
     max_failure_rate: Annotated[
         float,
         typer.Option(
@@ -137,6 +163,26 @@ def judge_dataset(
             "cluster address (needs the ray extra)."
         ),
     ] = None,
+    cascade: CascadeOpt = None,
+    threshold: ThresholdOpt = None,
+    abstain: AbstainOpt = False,
+    target_agreement: TargetOpt = 0.9,
+    delta: DeltaOpt = 0.1,
+    calibration_labels: LabelsOpt = None,
+    on_worker_death: Annotated[
+        str,
+        typer.Option(
+            help="With --data-parallel: 'stop' the run when an engine process dies (committed chunks kept), "
+            "or 'continue' with the engines left."
+        ),
+    ] = "stop",
+    max_runtime: Annotated[
+        str | None,
+        typer.Option(
+            help="Stop after this long (3h30m, 90m, 45s), keeping the committed chunks, and exit 124; a "
+            "rerun resumes. Set it under a scheduler's time limit."
+        ),
+    ] = None,
     emit_batch: Annotated[
         Path | None,
         typer.Option(help="Write the requests as an OpenAI batch file (.jsonl) instead of judging."),
@@ -149,8 +195,9 @@ def judge_dataset(
 
     Results are committed per chunk: rerun the same command to resume after a crash. Exit codes: 0 done; 1
     an unexpected error; 2 a bad config, input, output path or option (before any model loads); 3 judged, but
-    no output is ok, or more than --max-failure-rate are not; 130 interrupted (rerun to resume). Without
-    --output the results are printed as a table (as `oumi judge dataset` does) and not kept.
+    no output is ok, or more than --max-failure-rate are not; 130 interrupted, 143 SIGTERM, 129 SIGHUP, 124
+    --max-runtime reached (each keeps the committed chunks: rerun to resume). Without --output the results
+    are printed as a table (as `oumi judge dataset` does) and not kept.
     """
     scratch = None
     if output is None:
@@ -158,9 +205,17 @@ def judge_dataset(
             fail(JuristError("--keep, --kept and --retry-failed need --output"))
         scratch = Path(tempfile.mkdtemp(prefix="jurist-"))
         output = scratch / "results.parquet"
+    lock = OutputLock(output)
     try:
+        runtime = parse_duration(max_runtime) if max_runtime is not None else None
+        on_death = worker_death(on_worker_death)
         settings = overrides(ctx, model, engine)
-        configs = [load_judge_config(ref, settings) for ref in config]
+        if not config and not cascade:
+            raise JuristError("give a judge: --config (or --cascade per stage)")
+        refs = config or []
+        configs = (
+            stage_configs(cascade, settings) if cascade else [load_judge_config(r, settings) for r in refs]
+        )
         for cfg in configs:
             check_engine_params(cfg.inference_config)
         calibrations = [Calibration.load(path) for path in calibration or []]
@@ -179,34 +234,48 @@ def judge_dataset(
                 calibrations=tuple(calibrations),
             ),
         )
-        runner, batches = start(spec, Placement(data_parallel, ray, retry_failed))
-        if from_batch_results is not None:  # answers from a batch results file (jurist.batch.results)
-            runner = Engine.from_spec(spec, batch_cli.results_backend(from_batch_results))
+        if emit_batch is not None:  # the requests as a batch file (jurist.batch.emit), nothing judged
+            batch_cli.emit_command(spec, emit_batch, scratch)
+        lock.acquire()  # one writer per output, from here until the run ends: before any model loads
+        run_type = Run
+        if cascade:  # a cascade calibrates its stages here, so its constraints are checked first
+            check_constraints([Judge(c) for c in configs])
+            local_only = {"--data-parallel": data_parallel, "--ray": ray, "--retry-failed": retry_failed}
+            cascading = cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels)
+            runner, batches, run_type = start_cascade(spec, cascading, output, placement=local_only)
+        else:
+            runner, batches = start(spec, Placement(data_parallel, ray, retry_failed, on_death))
+            if from_batch_results is not None:  # answers from a batch results file (jurist.batch.results)
+                runner = Engine.from_spec(spec, batch_cli.results_backend(from_batch_results))
     except JuristError as exc:
+        lock.release()
         fail(exc)
-    if emit_batch is not None:
-        batch_cli.emit_command(spec, emit_batch, scratch)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
             progress = None if quiet else console.err
-            summary = Run(spec, runner, output, overwrite=overwrite, progress=progress).execute(batches)
+            run = run_type(
+                spec, runner, output, overwrite=overwrite, progress=progress, repair=repair, lock=lock
+            )
+            with stop_on_signals(runtime, label=max_runtime):  # SIGTERM, SIGHUP, --max-runtime: as Ctrl-C
+                summary = run.execute(batches)
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
+        except Stopped as exc:
+            problem, code = stopped_message(exc.reason, None if scratch else output), exc.exit_code
         except KeyboardInterrupt:
-            problem, code = (
-                "interrupted: the chunks done so far are kept; rerun the same command to resume",
-                130,
-            )
+            problem, code = stopped_message("interrupted", None if scratch else output), EXIT_INTERRUPTED
         except Exception as exc:
             logger.exception("the run failed")
             where = f" (details in {log})" if log is not None else ""
             problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
         finally:
             runner.close()
+            lock.release()
     if summary is not None and scratch is not None:
-        typer.echo(results_table(output, [j.name for j in runner.judges], raw=raw))
+        shown = [j.name for j in runner.judges] + (["cascade"] if cascade else [])
+        typer.echo(results_table(output, shown, raw=raw))
         summary.output = "the table above (no --output: not saved)"
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -238,6 +307,7 @@ def validate(
     try:
         judge = Judge(load_judge_config(config, parse_cli_overrides(ctx.args)))
         check_engine_params(judge.config.inference_config)
+        check_constraints([judge])
     except JuristError as exc:
         fail(exc)
     cfg = judge.config
@@ -247,6 +317,7 @@ def validate(
     typer.echo(f"  reads fields: {', '.join(sorted(judge.required_fields)) or '(none)'}")
     for line in judge.kind.describe():
         typer.echo(f"  {line}")
+    typer.echo(f"  {confidence_line(judge)}")
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
     typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
     for warning in judge.warnings:
@@ -267,7 +338,7 @@ def render(
         engine.check_columns(data)
     except JuristError as exc:
         fail(exc)
-    rows = data.table.slice(0, limit).to_pylist()
+    rows = data.rows(limit)
     for judge in engine.judges:
         typer.echo(f"=== judge {judge.name} ({judge.config.source}): {judge.kind.label}")
         for line in judge.kind.describe():
@@ -312,7 +383,7 @@ def list_judges() -> None:
     typer.echo(f"Oumi's aliases: {aliases}")
 
 
-def _render_rule(judge: Judge, rows: list[dict[str, Any]], row_errors: Mapping[int, str]) -> None:
+def _render_rule(judge: Judge, rows: list[Mapping[str, Any]], row_errors: Mapping[int, str]) -> None:
     """A rule judge sends no prompt: show each row's verdict."""
     for index, row in enumerate(rows):
         typer.echo(f"--- row {index}")

@@ -139,14 +139,12 @@ def _drop(values: Any, section: str) -> Any:
     return {k: v for k, v in values.items() if k not in _IGNORED[section]}
 
 
-def _rename(values: dict[str, Any], old: str, new: str, where: str) -> None:
+def _rename(values: dict[str, Any], old: str, new: str, where: str, whose: str = "Oumi's name") -> None:
     if old not in values:
         return
     value = values.pop(old)
     if new in values and values[new] != value:
-        raise ValueError(
-            f"{where}.{old} (Oumi's name) and {where}.{new} disagree: {value!r} vs {values[new]!r}"
-        )
+        raise ValueError(f"{where}.{old} ({whose}) and {where}.{new} disagree: {value!r} vs {values[new]!r}")
     values.setdefault(new, value)
 
 
@@ -231,12 +229,26 @@ class RemoteParams(StrictModel):
     )
     user_id: str | None = Field(default=None, description="Sent as the request's `user`.")
     num_workers: int = Field(default=8, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds a request may go without an answer from the server (also `request_timeout`).",
+    )
     max_retries: int = Field(
-        default=3, ge=0, description="Retries of a request after 408/429/5xx or no answer."
+        default=6,
+        ge=0,
+        description="Retries of a request after a failure (408/5xx, a reset connection, a timeout); waits "
+        "a busy server asks for (429, Retry-After) do not count.",
     )
     retry_backoff_base: float = Field(default=1.0, gt=0, description="First wait between retries, seconds.")
     retry_backoff_max: float = Field(default=30.0, gt=0, description="Longest wait between retries, seconds.")
+    max_retry_wait_s: float = Field(
+        default=300.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="The most one request waits between its retries, in all; and once the server has "
+        "answered nothing for this long, requests stop retrying.",
+    )
     politeness_policy: float = Field(
         default=0.0, ge=0, allow_inf_nan=False, description="Seconds a worker waits between its requests."
     )
@@ -252,6 +264,7 @@ class RemoteParams(StrictModel):
         values = dict(_drop(data, "remote_params"))
         _rename(values, "api_key_env_varname", "api_key_env", "remote_params")
         _rename(values, "connection_timeout", "timeout_s", "remote_params")
+        _rename(values, "request_timeout", "timeout_s", "remote_params", "another name")
         return values
 
 

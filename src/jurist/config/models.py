@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
@@ -53,6 +53,12 @@ class JudgeParams(StrictModel):
     include_explanation: bool = False
     examples: list[dict[str, Any]] = Field(default_factory=list, description="Few-shot examples.")
     use_guided_decoding: bool = True
+    format_instructions: bool = Field(
+        default=True,
+        description="jurist: append the answer format's instructions to the system message (false: the "
+        "system message is exactly system_instruction, as evaluatorq sends it; guided decoding still holds "
+        "the answer to the format).",
+    )
     # jurist extensions (not in Oumi): bounds that make guided decoding terminate, and the scoring mode.
     max_explanation_chars: int = Field(
         default=400, ge=16, le=20000, description="Upper bound on an explanation or TEXT judgment."
@@ -231,6 +237,10 @@ class PairwiseJudgeParams(StrictModel):
     error_b_field: list[str] = Field(default_factory=lambda: ["error_b", "response_b_error"])
     labels: PairLabels = Field(default_factory=PairLabels)
     allow_tie: bool = False
+    inconsistent: Literal["tie", "inconclusive"] = Field(
+        default="tie",
+        description="What a row whose two orders disagree is: a tie (MT-Bench) or inconclusive (evaluatorq).",
+    )
 
     _coerce = field_validator(
         "question_field",

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from jurist.backends.base import Backend, ConstraintKind, GenerationRequest, StreamingBackend
+from jurist.backends.engine_death import stop_if_dead
 from jurist.engine.dispatch import generate, run_plan
 from jurist.engine.lazy import LazyBackend
 from jurist.engine.plan import ChunkPlan, RowTask, chunk_row_ids, plan_chunk
@@ -65,7 +66,7 @@ def judge_chunks(
     prefill_only = any(not j.kind.generates for j in judges)
     for chunk in chunks:
         ids = chunk_row_ids(chunk, id_column)
-        plan = plan_chunk(judges, chunk.table.to_pylist(), ids, chunk.errors, kinds)
+        plan = plan_chunk(judges, chunk.rows(), ids, chunk.errors, kinds)
         if plan.tasks and not prefill_only:
             real = backend.real() if isinstance(backend, LazyBackend) else backend
             if isinstance(real, StreamingBackend):
@@ -146,7 +147,7 @@ class Feed:
             self._done = True
             return False
         ids = chunk_row_ids(chunk, self._id_column)
-        plan = plan_chunk(self._judges, chunk.table.to_pylist(), ids, chunk.errors, self._kinds)
+        plan = plan_chunk(self._judges, chunk.rows(), ids, chunk.errors, self._kinds)
         state = _Open(chunk, plan, len(plan.tasks))
         self._open.append(state)
         self.events += 1
@@ -218,7 +219,8 @@ def _continuous(
                 yield from feed.ready()
         except JuristError:
             raise
-        except Exception:
+        except Exception as exc:
+            stop_if_dead(exc)  # an engine that died: stop, do not fall back to batches
             logger.exception(
                 "the stream failed; answering its %d outstanding requests in batches", len(feed.outstanding)
             )

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from jurist.errors import InputError
 from jurist.io.formats import open_binary
-from jurist.io.sources import Batch, FileSource, InputData, RowSource, TableSource
+from jurist.io.sources import Batch, FileSource, InputData, Record, RowSource, TableSource
 
 CANDIDATES = (pa.int64(), pa.float64(), pa.bool_())
 ID_COLUMNS = ("row_id", "id")
@@ -171,14 +171,16 @@ def json_array_source(path: Path) -> RowSource:
         raise InputError("has no rows", source=source)
     data = InputData.from_rows(value, source)
     errors = {i: f"{source} record {i}: {msg.split(': ', 1)[-1]}" for i, msg in data.row_errors.items()}
-    return JsonArraySource(path, data.table, errors)
+    return JsonArraySource(path, data.table, errors, data.records)
 
 
 class JsonArraySource(TableSource):
     """A JSON array file's rows, in memory; resumable as a file."""
 
-    def __init__(self, path: Path, table: pa.Table, errors: dict[int, str]) -> None:
-        super().__init__(table, str(path), errors)
+    def __init__(
+        self, path: Path, table: pa.Table, errors: dict[int, str], records: Sequence[Record] | None = None
+    ) -> None:
+        super().__init__(table, str(path), errors, records)
         self.path = path
 
     def identity(self) -> dict[str, Any]:

@@ -46,9 +46,15 @@ class JudgeKind(ABC):
     section: ClassVar[str | None] = None
     """The config section that selects this kind (``pairwise_judge_params``...); None for the default."""
 
+    parts_used: ClassVar[tuple[str, ...]] = ("spec", "prompt", "reader", "scorer")
+    """The :class:`~jurist.judges.parts.JudgeParts` this kind uses: built (and so checked) when the judge
+    is, so that a config error surfaces before any row; the others are never built."""
+
     def __init__(self, parts: JudgeParts) -> None:
         self.parts = parts
         self.config = parts.config
+        for name in self.parts_used:
+            getattr(parts, name)
 
     @property
     def generates(self) -> bool:

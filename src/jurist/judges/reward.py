@@ -40,6 +40,7 @@ class RewardJudge(JudgeKind):
     """A judge whose model is a sequence classifier (a reward model, or a classifier with labels)."""
 
     kind_name = "reward"
+    parts_used = ()  # the model's output is the score: no answer format, prompt builder or reader
     section = "reward_judge_params"
 
     label = "reward"

@@ -39,6 +39,7 @@ class RuleJudge(JudgeKind):
     """A judge that applies a rule to each row (Oumi's ``RuleBasedJudge``)."""
 
     kind_name = "rule"
+    parts_used = ()  # it sends no prompt and reads no answer
     section = "rule_judge_params"
 
     def __init__(self, parts: JudgeParts) -> None:
