@@ -179,12 +179,17 @@ class ModelParams(StrictModel):
     default (SmolLM2-135M-Instruct)."""
 
     model_name: str | None = None
+    """A Hugging Face model id or a local folder; unset: the embedded SmolLM2-135M-Instruct."""
     tokenizer_name: str | None = None
+    """The tokenizer's id or folder, when it is not the model's."""
     revision: str | None = None
+    """The model's revision (a branch, tag or commit); Oumi's model_revision is the same key."""
     model_max_length: int | None = Field(default=None, ge=16, description="vLLM max_model_len.")
     torch_dtype_str: str | None = Field(default=None, description="auto, bfloat16, float16, float32.")
     trust_remote_code: bool = False
+    """Let the model's repository run its own code when it loads."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Other arguments for the engine's model loading, passed as they are."""
 
     @model_validator(mode="before")
     @classmethod
@@ -207,14 +212,23 @@ class GenerationParams(StrictModel):
     """Sampling parameters. ``max_new_tokens`` None means: the output schema's bound (guided) or 1024."""
 
     max_new_tokens: int | None = Field(default=None, ge=1)
+    """Longest answer in tokens; unset: the output schema's bound when guided, else 1024."""
     temperature: float = Field(default=0.0, ge=0.0)
+    """Sampling temperature; 0 decodes greedily."""
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    """Nucleus sampling: the smallest set of tokens whose probability reaches top_p."""
     top_k: int | None = None
+    """Sample from the k most likely tokens only."""
     min_p: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Drop tokens less likely than min_p times the most likely one."""
     seed: int | None = None
+    """The sampling seed (per row on GPUs, the engine's on CPU)."""
     frequency_penalty: float = 0.0
+    """Penalty on tokens by how often they appeared."""
     presence_penalty: float = 0.0
+    """Penalty on tokens that appeared at all."""
     stop_strings: list[str] = Field(default_factory=list)
+    """Strings that end the answer."""
     batch_size: int | None = Field(default=None, ge=1, description="Rows per inference call (a chunk).")
 
     @model_validator(mode="before")
@@ -233,13 +247,16 @@ class RemoteParams(StrictModel):
     """An OpenAI-compatible server, for engines REMOTE_VLLM and OPENAI (and Oumi's hosted engines)."""
 
     api_url: str | None = None
+    """The server's base URL (an Oumi-style URL ending in /chat/completions is cut back to its base)."""
     api_key_env: str | None = Field(default=None, description="Environment variable that holds the key.")
     api_key: SecretStr | None = Field(
         default=None, description="The key itself (kept secret: written to results as asterisks)."
     )
     user_id: str | None = Field(default=None, description="Sent as the request's `user`.")
     num_workers: int = Field(default=8, ge=1)
+    """Requests in flight at once."""
     timeout_s: float = Field(default=120.0, gt=0)
+    """Seconds to wait for one answer (Oumi's connection_timeout)."""
     max_retries: int = Field(
         default=3, ge=0, description="Retries of a request after 408/429/5xx or no answer."
     )
@@ -270,10 +287,17 @@ class InferenceConfig(StrictModel):
     (``ANTHROPIC`` runs on ``OPENAI`` against Anthropic's OpenAI-compatible endpoint); set by loading."""
 
     model: ModelParams = Field(default_factory=ModelParams)
+    """The judge model."""
     engine: InferenceEngine = InferenceEngine.VLLM
+    """VLLM (default), NATIVE (transformers), REMOTE_VLLM or OPENAI; Oumi's other engine names map onto
+    these."""
     provider: str | None = None
+    """The Oumi engine name the config gave when it runs on one of jurist's engines (set when the config
+    loads)."""
     generation: GenerationParams = Field(default_factory=GenerationParams)
+    """Sampling parameters."""
     remote_params: RemoteParams = Field(default_factory=RemoteParams)
+    """The server, for REMOTE_VLLM and OPENAI."""
     engine_params: dict[str, Any] = Field(
         default_factory=dict,
         description="Settings of the local engine, validated by that engine's backend (see the README).",
