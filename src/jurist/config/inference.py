@@ -46,7 +46,10 @@ _IGNORED: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
         "tokenizer_pad_token": _note("jurist pads with the tokenizer's own pad or end token"),
         "tokenizer_kwargs": _note("the tokenizer loads with its defaults", lambda v: not v),
         "processor_kwargs": _note("jurist judges text only", lambda v: not v),
-        "compile": _note("not used (engine VLLM: engine_params.enforce_eager)", lambda v: v in (None, False)),
+        "compile": _note(
+            "compilation is the engine's choice (VLLM: engine_params.enforce_eager)",
+            lambda v: v in (None, False),
+        ),
         "chat_template": _note(
             "jurist applies the tokenizer's own chat template", lambda v: v in (None, "auto")
         ),
@@ -82,6 +85,35 @@ _IGNORED: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
         ),
     },
 }
+
+# Oumi keys jurist reads under its own name, by section: Oumi's name -> jurist's.
+_RENAMED: dict[str, dict[str, str]] = {
+    "model": {"model_revision": "revision"},
+    "remote_params": {"api_key_env_varname": "api_key_env", "connection_timeout": "timeout_s"},
+}
+# Oumi keys accepted with the one value that keeps the judge the model asked for, by section.
+_CHECKED: dict[str, dict[str, str]] = {
+    "model": {
+        "adapter_model": "null only: jurist loads no adapters (merge it, or serve it and use REMOTE_VLLM)",
+        "load_pretrained_weights": "true only: a judge needs its trained weights",
+    },
+}
+
+
+def oumi_keys() -> list[tuple[str, str]]:
+    """(dotted key under ``inference_config``, what jurist does with it) for every key of Oumi's that is not
+    a field of jurist's models: renamed, accepted with one value, or accepted and not used."""
+    found = [
+        (f"{section}.{old}", f"read as {section}.{new}")
+        for section, names in _RENAMED.items()
+        for old, new in names.items()
+    ]
+    found += [(f"{section}.{key}", note) for section, keys in _CHECKED.items() for key, note in keys.items()]
+    for section, ignored in _IGNORED.items():
+        for key, (note, _harmless) in ignored.items():
+            found.append((f"{section}.{key}" if section else key, f"accepted and ignored ({note})"))
+    return found
+
 
 # Oumi engine -> (jurist engine, default API URL, default API key variable). Every hosted provider Oumi
 # knows that speaks OpenAI's chat-completions protocol runs on jurist's OpenAI backend; REMOTE and SGLANG
@@ -197,7 +229,8 @@ class ModelParams(StrictModel):
         if not isinstance(data, Mapping):
             return data
         values = dict(_drop(data, "model"))
-        _rename(values, "model_revision", "revision", "model")
+        for old, new in _RENAMED["model"].items():
+            _rename(values, old, new, "model")
         if values.pop("adapter_model", None) is not None:
             raise ValueError(
                 "model.adapter_model: jurist loads no adapters; merge the adapter into the model (or serve "
@@ -275,8 +308,8 @@ class RemoteParams(StrictModel):
         if not isinstance(data, Mapping):
             return data
         values = dict(_drop(data, "remote_params"))
-        _rename(values, "api_key_env_varname", "api_key_env", "remote_params")
-        _rename(values, "connection_timeout", "timeout_s", "remote_params")
+        for old, new in _RENAMED["remote_params"].items():
+            _rename(values, old, new, "remote_params")
         return values
 
 
@@ -300,7 +333,7 @@ class InferenceConfig(StrictModel):
     """The server, for REMOTE_VLLM and OPENAI."""
     engine_params: dict[str, Any] = Field(
         default_factory=dict,
-        description="Settings of the local engine, validated by that engine's backend (see the README).",
+        description="Settings of the local engine, validated by that engine's backend (keys: below).",
     )
 
     @model_validator(mode="before")
