@@ -204,10 +204,7 @@ def config_sections() -> list[tuple[str, str, list[Key]]]:
             "Keys of Oumi's inference configs that are not jurist fields: read under jurist's name, accepted "
             "with one value, or accepted and not used (`jurist validate` warns about a value that would "
             "change something in Oumi).",
-            [
-                Key(f"inference_config.{name}", "", "", _cell(note))
-                for name, note in oumi_keys()
-            ],
+            [Key(f"inference_config.{name}", "", "", _cell(note)) for name, note in oumi_keys()],
         )
     )
     return sections
@@ -351,4 +348,3 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "src"))
     raise SystemExit(main(sys.argv))
-
