@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${JURIST_VENV:-.venv}"
 python="$venv/bin/python"
-[ -x "$python" ] || python=python3
+[ -x "$python" ] || python="$(command -v python || command -v python3)"
 case "${1:-serve}" in
     serve) shift || true; exec "$python" -m mkdocs serve "$@" ;;
     build) shift; exec "$python" -m mkdocs build --strict "$@" ;;

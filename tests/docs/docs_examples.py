@@ -17,6 +17,8 @@ Conventions (also in docs/development.md, for page writers):
   trailing spaces; ``...`` alone on a line stands for any lines, ``...`` inside a line for any text.
 * In Python, ``expression  # -> text`` checks that ``repr(expression)`` reads ``text`` (``...`` allowed).
 
+``JURIST_DOCS_SHOW=1`` prints what every block printed, and how long it took, to the terminal.
+
 ``jurist`` commands run in this process through the typer app (``jurist.cli.app``, what the ``jurist``
 script calls), so that the engine tests can hand every command the same loaded model; other shell commands
 run in ``bash``.
@@ -34,6 +36,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -117,7 +120,7 @@ def read_blocks(page: Path) -> list[Block]:
         expected = None
         following = raw[number + 1] if number + 1 < len(raw) else None
         if lang in RUNNABLE and following is not None and following[1] == "text" and following[5] is None:
-            gap = lines[line + code.count("\n") : following[0] - 1]
+            gap = lines[line + code.count("\n") + 1 : following[0] - 1]
             if all(not text.strip() for text in gap):
                 expected = following[2]
         blocks.append(Block(page, line, lang, code, note, why, title, expected))
@@ -125,8 +128,8 @@ def read_blocks(page: Path) -> list[Block]:
 
 
 def pages() -> list[Path]:
-    """README.md and every page under docs/."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    """Every page under docs/ (the README joins when it becomes the short front page)."""
+    return sorted((ROOT / "docs").rglob("*.md"))
 
 
 def needs_engine(blocks: list[Block]) -> bool:
@@ -184,7 +187,11 @@ class PageRun:
                     check_yaml(block)
                 if not block.runs:
                     continue
+                started = time.perf_counter()
                 output = self._bash(block) if block.lang == "bash" else self._python(block)
+                if os.environ.get("JURIST_DOCS_SHOW"):  # for page writers: what each block prints
+                    seconds = time.perf_counter() - started
+                    print(f"\n=== {block.where} ({seconds:.1f} s)\n{output}", file=sys.__stderr__, flush=True)
                 _check_output(block, output)
 
     # -------------------------------------------------------------------------------- shell
