@@ -162,8 +162,9 @@ def _check_output(block: Block, actual: str) -> None:
 # ----------------------------------------------------------------------------------------- running
 @dataclass
 class PageRun:
-    """One page's blocks run in order in ``folder``; ``model_factory`` is what a backend for a model becomes
-    (the shared engine, or a refusal on pages not marked ``<!-- engine -->``)."""
+    """One page's blocks, run in order in ``folder`` (which links the repository's example folders), its
+    Python blocks sharing ``namespace``. Which model a block may load is the caller's business (the tests
+    put the shared engine, or a refusal, where backends are built)."""
 
     folder: Path
     namespace: dict[str, Any] = field(default_factory=dict)
