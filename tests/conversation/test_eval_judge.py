@@ -192,31 +192,78 @@ def test_the_cache_is_scoped_by_criterion_conversation_and_model(tmp_path: Path)
     assert cache.stats.hits == 0 and cache.stats.misses == 5
 
 
-def test_an_unreadable_answer_is_an_error_verdict_not_a_no_and_is_not_cached(tmp_path: Path) -> None:
+def test_an_unreadable_answer_is_asked_again_once_and_not_cached(tmp_path: Path) -> None:
     backend = ScriptedBackend(["I think it is fine", answer("yes")])
     judge = EvalJudge(backend, cache=tmp_path / "v.sqlite3")
     judge.add_user_message("What can you help me with?")
     judge.add_assistant_message("I can set reminders.")
     verdict = ask(judge, CAPABILITIES)
-    assert (verdict.verdict, verdict.status, verdict.raw_response) == (
-        "error",
-        "parse_error",
-        "I think it is fine",
-    )
-    assert not verdict.passed and not verdict.ok and verdict.reason
-    assert ask(judge, CAPABILITIES).passed  # asked again, not served from the cache
+    assert verdict.passed and verdict.failure is None  # the second answer was read
     assert backend.calls == [1, 1]
+    assert judge.cache is not None and judge.cache_stats.stored == 1
 
 
-def test_a_conversation_without_a_reply_is_not_sent_to_the_model() -> None:
-    backend = ScriptedBackend([])
-    judge = EvalJudge(backend, cache=None)
-    assert ask(judge, CAPABILITIES).status == "missing_input"
+def test_a_judgment_that_fails_twice_is_a_no_with_its_failure_and_is_not_cached(tmp_path: Path) -> None:
+    backend = ScriptedBackend(["I think it is fine", "still no JSON", answer("yes")])
+    judge = EvalJudge(backend, cache=tmp_path / "v.sqlite3")
     judge.add_user_message("What can you help me with?")
+    judge.add_assistant_message("I can set reminders.")
     verdict = ask(judge, CAPABILITIES)
-    assert (verdict.verdict, verdict.status, verdict.passed) == ("error", "missing_input", False)
-    assert "no assistant reply" in verdict.reason
-    assert backend.calls == []
+    assert (verdict.verdict, verdict.status, verdict.raw_response) == ("no", "parse_error", "still no JSON")
+    assert not verdict.passed and not verdict.ok
+    assert verdict.failure and verdict.reason == f"judge call failed: {verdict.failure}"
+    assert backend.calls == [1, 1]
+    assert ask(judge, CAPABILITIES).passed  # asked again, not served from the cache
+    assert backend.calls == [1, 1, 1]
+
+
+def test_a_conversation_without_a_reply_is_still_judged_by_the_model() -> None:
+    backend = ScriptedBackend([answer("continue"), answer("no")])
+    judge = EvalJudge(backend, cache=None)
+    assert ask(judge, CAPABILITIES).verdict == "continue"
+    judge.add_user_message("What can you help me with?")
+    assert ask(judge, CAPABILITIES).verdict == "no"
+    assert backend.calls == [1, 1]
+    assert "[REPLY BEING JUDGED]\n(no reply yet)\n" in prompt_of(backend)
+
+
+def test_close_can_be_awaited_and_used_as_an_async_context() -> None:
+    async def run() -> None:
+        judge = EvalJudge(ScriptedBackend([]), cache=None)
+        await judge.close()
+        async with EvalJudge(ScriptedBackend([]), cache=None) as other:
+            assert other.messages == []
+
+    asyncio.run(run())
+    EvalJudge(ScriptedBackend([]), cache=None).close()  # and without await
+
+
+def test_a_tool_call_is_kept_but_not_judged_as_the_reply() -> None:
+    backend = ScriptedBackend([answer("yes")])
+    judge = EvalJudge(backend, cache=None)
+    judge.add_user_message("Book a table at six.")
+    judge.add_tool_call('book({"time": "6pm"})')
+    judge.add_assistant_message("Booked for six.")
+    assert judge.messages[1] == {"role": "tool", "content": 'book({"time": "6pm"})'}
+    assert ask(judge, "confirms the time").passed
+    assert "book(" not in prompt_of(backend)
+
+
+def test_a_function_call_is_judged_by_name_and_arguments() -> None:
+    backend = ScriptedBackend([answer("yes"), answer("no")])
+    judge = EvalJudge(backend, cache=None)
+    judge.add_user_message("Book a table at six.")
+    verdict = asyncio.run(judge.evaluate_call("book", {"time": "6pm", "people": 2}, "books for six"))
+    assert verdict.passed
+    assert '[REPLY BEING JUDGED]\nFunction call: book({"people": 2, "time": "6pm"})\n' in prompt_of(backend)
+    assert "User: Book a table at six." in prompt_of(backend)
+    assert asyncio.run(judge.evaluate_call("book", None, "books for six")).verdict == "no"
+
+
+def test_judging_a_whole_run_names_the_eval_kind() -> None:
+    judge = EvalJudge(ScriptedBackend([]), cache=None)
+    with pytest.raises(NotImplementedError, match=r"evaluate_run .*'run' eval kind"):
+        asyncio.run(judge.evaluate_run({"polite": "is polite"}, "books a table"))
 
 
 def test_several_criteria_go_to_the_model_in_one_call(tmp_path: Path) -> None:

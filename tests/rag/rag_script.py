@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.rag.prompts import CHECKS
+from jurist.judges.rag.prompts import CHECKS
 
 EXTRACT = re.compile(r"Task: list the factual statements that (the answer|the reference answer) above makes")
 

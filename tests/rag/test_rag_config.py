@@ -9,7 +9,7 @@ import pytest
 
 from jurist import ConfigError, Engine, InputError, ScriptedBackend, list_builtin_judges, load_judge_config
 from jurist.judges.judge import Judge
-from jurist.rag.kind import RagJudge
+from jurist.judges.rag.kind import RagJudge
 
 METRICS = [
     "answer_correctness",

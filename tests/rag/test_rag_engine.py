@@ -18,7 +18,7 @@ import pytest
 
 from conftest import have
 from jurist import InferenceConfig, LLMJudge, evaluate_answers
-from jurist.rag.schemas import Rating, Statements, Verdicts
+from jurist.judges.rag.schemas import Rating, Statements, Verdicts
 
 pytestmark = [pytest.mark.engine, pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from jurist.rag.formulas import Scored, average_precision, fraction, rating_score, statement_f1
-from jurist.rag.schemas import InvalidAnswer, Rating, Statements, Verdicts, extract_object
+from jurist.judges.rag.formulas import Scored, average_precision, fraction, rating_score, statement_f1
+from jurist.judges.rag.schemas import InvalidAnswer, Rating, Statements, Verdicts, extract_object
 
 WIDE = "😀"  # four UTF-8 bytes: the widest character
 

@@ -30,19 +30,25 @@ AGENT_ROW: dict[str, Any] = {
     "output": {"response": RESPONSE, "tools_called": TOOLS, "messages": TRANSCRIPT, "error": ""},
 }
 
+
+def indented(value: Any) -> str:
+    """evaluatorq's layout of a list or object in a prompt."""
+    return json.dumps(value, indent=2)
+
+
 POINTWISE_TABLE = [
-    ("input.all_messages", json.dumps(MESSAGES)),
+    ("input.all_messages", indented(MESSAGES)),
     ("input.expected_output", "Paris"),
     ("input.system_instructions", ""),
     ("output.response", RESPONSE),
-    ("output.tools_called", json.dumps(TOOLS)),
-    ("output.messages", json.dumps(TRANSCRIPT)),
+    ("output.tools_called", indented(TOOLS)),
+    ("output.messages", indented(TRANSCRIPT)),
     ("output.error", ""),
     ("log.input", "What is the capital of France?"),
     ("log.output", RESPONSE),
     ("log.reference", "Paris"),
     ("log.expected_output", "Paris"),
-    ("log.messages", json.dumps(MESSAGES)),
+    ("log.messages", indented(MESSAGES)),
     ("criteria", "The answer is factually correct."),
 ]
 
@@ -86,7 +92,7 @@ def test_the_same_values_from_plain_columns() -> None:
         "system_instructions": "Be brief.",
     }
     template = "|".join("{{" + path + "}}" for path, _ in POINTWISE_TABLE)
-    rendered = user_prompt(pointwise(template), row).split("|")
+    rendered = user_prompt(pointwise(template), row).split("|")  # no | in the values
     expected = dict(POINTWISE_TABLE)
     expected["input.system_instructions"] = "Be brief."
     assert rendered == [expected[path] for path, _ in POINTWISE_TABLE]
@@ -96,7 +102,7 @@ def test_a_text_input_column_is_the_last_input_message() -> None:
     judge = pointwise("{{log.input}}|{{input.all_messages}}|{input}|{{output.response}}")
     row = {"input": "What is 2+2?", "response": "4"}
     assert user_prompt(judge, row) == (
-        'What is 2+2?|[{"role": "user", "content": "What is 2+2?"}]|What is 2+2?|4'
+        "What is 2+2?|" + indented([{"role": "user", "content": "What is 2+2?"}]) + "|What is 2+2?|4"
     )
     table = Engine(judge, ScriptedBackend(lambda r: '{"judgment": "Yes"}')).run([row, row])
     assert table["jury.status"].to_pylist() == ["ok", "ok"]
@@ -133,11 +139,11 @@ PAIR_ROW: dict[str, Any] = {
 
 def side_values(side: str) -> dict[str, str]:
     if side == "a":
-        return {"text": "Paris.", "tools": json.dumps(TOOLS), "messages": json.dumps(TRANSCRIPT)}
+        return {"text": "Paris.", "tools": indented(TOOLS), "messages": indented(TRANSCRIPT)}
     return {
         "text": "Lyon.",
         "tools": "[]",
-        "messages": json.dumps([{"role": "assistant", "content": "Lyon."}]),
+        "messages": indented([{"role": "assistant", "content": "Lyon."}]),
     }
 
 
@@ -316,7 +322,7 @@ def test_jury_pointwise_builtin_renders_the_default_template() -> None:
     )
     prompt = user_prompt(Judge(config), AGENT_ROW)
     assert "Names the right city." in prompt
-    assert json.dumps(MESSAGES) in prompt
+    assert indented(MESSAGES) in prompt
     assert RESPONSE in prompt
     assert "Paris" in prompt.split("Expected output")[1]
 
@@ -324,10 +330,15 @@ def test_jury_pointwise_builtin_renders_the_default_template() -> None:
 def test_jury_pairwise_builtin_judges_both_orders() -> None:
     judge = Judge(load_judge_config("jury/pairwise"))
     first, second = judge.kind.start(PAIR_ROW, ["regex"]).requests
-    assert "accuracy, helpfulness" in first.messages[-1].content
+    assert "accuracy and correctness, helpfulness" in first.messages[-1].content
     assert first.messages[-1].content.index("Paris.") < first.messages[-1].content.index("Lyon.")
     assert second.messages[-1].content.index("Lyon.") < second.messages[-1].content.index("Paris.")
     table = Engine(judge, ScriptedBackend(lambda r: '{"explanation": "e", "judgment": "tie"}')).run(
         [PAIR_ROW]
     )
     assert table["pairwise.winner"].to_pylist() == ["tie"]
+
+
+def test_the_oumi_form_reads_a_non_text_column_as_it_is() -> None:
+    judge = pointwise("{output}|{{output.response}}|{input}|{{input.all_messages}}")
+    assert user_prompt(judge, {"output": 42, "input": [1, 2]}) == "42|42|[1, 2]|[]"

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from jurist.config import load_judge_config
+from jurist.config.templates import MissingValue, Placeholder, Template, lookup, placeholders_in
 from jurist.judges.judge import Judge
 from jurist.render.namespace import build_namespace
-from jurist.render.templates import MissingValue, Placeholder, Template, lookup, placeholders_in
 
 
 def render(text: str, row: dict[str, Any], notes: list[str] | None = None) -> str:
@@ -145,8 +145,8 @@ class TestMissingValue:
 
     def test_dotted_missing_names_the_path(self) -> None:
         with pytest.raises(MissingValue) as info:
-            render("{{output.response}}", {"request": "q"})  # no response column
-        assert info.value.placeholder == "output.response"
+            render("{{input.city}}", {"request": "q"})  # no such value
+        assert info.value.placeholder == "input.city"
 
     def test_list_index_out_of_range(self) -> None:
         with pytest.raises(MissingValue) as info:
@@ -222,20 +222,45 @@ class TestNamespace:
         [
             ("input.expected_output", "Paris"),
             ("input.system_instructions", "Answer in English."),
-            ("input.all_messages", json.dumps(CHAT_ROW["messages"], ensure_ascii=False)),
+            ("input.all_messages", json.dumps(CHAT_ROW["messages"], indent=2)),
             ("output.response", "The capital of France is Paris."),
-            ("output.tools_called", json.dumps(CHAT_ROW["tools_called"], ensure_ascii=False)),
             (
-                "output.messages",
-                json.dumps([{"role": "assistant", "content": "The capital of France is Paris."}]),
+                "output.tools_called",  # evaluatorq's shape: name, arguments, result, id
+                json.dumps(
+                    [{"name": "search", "arguments": {"q": "France"}, "result": None, "id": ""}], indent=2
+                ),
+            ),
+            (
+                "output.messages",  # the text, then the tool-call turn
+                json.dumps(
+                    [
+                        {"role": "assistant", "content": "The capital of France is Paris."},
+                        {
+                            "role": "assistant",
+                            "content": "",
+                            "tool_calls": [
+                                {
+                                    "id": "",
+                                    "type": "function",
+                                    "function": {"name": "search", "arguments": {"q": "France"}},
+                                }
+                            ],
+                            "result": None,
+                        },
+                    ],
+                    indent=2,
+                ),
             ),
             ("output.error", ""),
             ("log.input", "What is the capital of France?"),
             ("log.output", "The capital of France is Paris."),
             ("log.reference", "Paris"),
             ("log.expected_output", "Paris"),
-            ("log.messages", json.dumps(CHAT_ROW["messages"], ensure_ascii=False)),
+            ("log.messages", json.dumps(CHAT_ROW["messages"], indent=2)),
             ("messages.1.content", "What is the capital of France?"),
+            ("messages[1].content", "What is the capital of France?"),
+            ("messages[-2].role", "system"),
+            ("input.all_messages[-1].content", "What is the capital of France?"),
             ("messages.0.role", "system"),
             ("response", "The capital of France is Paris."),
         ],
@@ -283,11 +308,9 @@ class TestNamespace:
     def test_error_column(self) -> None:
         assert render("{{output.error}}", {"error": "timeout"}) == "timeout"
 
-    def test_absent_response_is_missing(self) -> None:
+    def test_absent_response_is_empty_as_in_evaluatorq(self) -> None:
         for path in ("output.response", "log.output", "log.input"):
-            with pytest.raises(MissingValue) as info:
-                render("{{" + path + "}}", {"expected_output": "x"})
-            assert info.value.placeholder == path
+            assert render("<{{" + path + "}}>", {"expected_output": "x"}) == "<>"
 
     def test_row_columns_stay_available(self) -> None:
         ns = build_namespace({"request": "q", "custom": 3})
@@ -322,12 +345,18 @@ class TestNamespace:
     def test_object_literal_without_notes_list(self) -> None:
         assert render("{{input}}", CHAT_ROW) == "{{input}}"
 
-    def test_object_column_via_dotted_form_is_literal(self) -> None:
+    def test_object_column_via_dotted_form_is_indented_json(self) -> None:
         notes: list[str] = []
-        assert render("{{meta}}", {"meta": {"a": 1}}, notes) == "{{meta}}"
-        assert notes
-        # the {name} form renders the same object as JSON
+        assert render("{{meta}}", {"meta": {"a": 1, "b": True}}, notes) == '{\n  "a": 1,\n  "b": true\n}'
+        assert notes == []
+        # the {name} form (Oumi's) renders the same object as compact JSON
         assert render("{meta}", {"meta": {"a": 1}}) == '{"a": 1}'
+        assert render("{{flag}}|{flag}", {"flag": True}) == "True|true"
+
+    def test_index_forms_that_stay_literal_are_listed(self) -> None:
+        template = Template("{{messages[ 0]}} {{messages[0]}} {{a.b[x]}} {{ plain text }}")
+        assert template.unread == ("{{messages[ 0]}}", "{{a.b[x]}}")
+        assert template.render({"messages": ["hi"]}).startswith("{{messages[ 0]}} hi ")
 
     def test_dotted_scalar_is_rendered(self) -> None:
         notes: list[str] = []

@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 import scaling_backends as sb
 
 from jurist import Engine, ScriptedBackend
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL
 from jurist.config.inference import InferenceConfig
 from jurist.engine.ray_job import RayRun
+from jurist.models.default_model import DEFAULT_MODEL_LABEL
 
 
 class Slow(ScriptedBackend):

@@ -4,8 +4,9 @@ FineWeb-Edu kept documents whose 0-5 score was at least 3; UltraFeedback and Mag
 responses. :func:`filter_table` applies, in this order, to a result table of ``jurist judge dataset``:
 
 1. **gates**, on unless switched off: every judge's status is ``ok``; a pairwise judge's two orders agree
-   (``position_consistent``); a panel reached its quorum (``panel.status`` is ``ok``); with
-   ``min_confidence``, every label-probability ``*_confidence`` column is at least that;
+   (``position_consistent``); a panel reached its quorum (``panel.status`` is ``ok``); a cascade's stages
+   are gated through the cascade's own columns; with ``min_confidence``, every label-probability
+   ``*_confidence`` column is at least that;
 2. **predicates** (``where``), each a SQL boolean expression evaluated by DuckDB over the result columns,
    such as ``truthfulness.score >= 0.75`` (column names with dots need no quotes); a row for which a
    predicate is null (a null score) is dropped;
@@ -32,11 +33,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jurist.analysis.human import judges_in
 from jurist.errors import InputError
-from jurist.io.writers import OutputWriter, read_output
-
-PANEL = "panel"
+from jurist.io.results import PANEL, ResultTable
+from jurist.io.writers import OutputWriter
 
 
 @dataclass(frozen=True)
@@ -93,8 +92,11 @@ def _check_column(table: pa.Table, name: str | None, option: str) -> None:
         raise InputError(f"{option} {name!r} is not a column of the results (columns: {known})")
 
 
-def filter_table(table: pa.Table, rules: FilterRules) -> tuple[pa.Table, FilterReport]:
+def filter_table(results: ResultTable | pa.Table, rules: FilterRules) -> tuple[pa.Table, FilterReport]:
     """The rows of a result table that pass ``rules``, and the report of what each rule dropped."""
+    if not isinstance(results, ResultTable):
+        results = ResultTable(results)
+    table = results.table
     if (rules.top_k is not None or rules.quantile is not None) and rules.by is None:
         raise InputError("--top-k and --quantile need --by COLUMN (the value to rank rows by)")
     if rules.top_k is not None and rules.top_k < 1:
@@ -116,7 +118,7 @@ def filter_table(table: pa.Table, rules: FilterRules) -> tuple[pa.Table, FilterR
                 alive[index] = False
                 dropped[reason] += 1
 
-    for reason, passing in _gates(table, rules):
+    for reason, passing in _gates(results, rules):
         apply(passing, reason)
     for expression in rules.where:
         apply(_where(table, expression), f"where {expression}")
@@ -136,39 +138,45 @@ def filter_table(table: pa.Table, rules: FilterRules) -> tuple[pa.Table, FilterR
         scaled = pc.multiply(kept.column(rules.int_score).cast(pa.float64()), rules.int_score_scale)
         kept = kept.append_column("int_score", pc.round(scaled, round_mode="half_up").cast(pa.int64()))
     if not rules.keep_judge_columns:
-        kept = kept.select([c for c in kept.column_names if not _is_judge_column(c, table)])
+        kept = kept.select([c for c in kept.column_names if not _is_judge_column(c, results)])
     return kept, FilterReport(table.num_rows, kept.num_rows, dict(dropped))
 
 
-def _is_judge_column(column: str, table: pa.Table) -> bool:
+def _is_judge_column(column: str, results: ResultTable) -> bool:
     if column == "int_score":
         return False
-    return any(column.startswith(f"{judge}.") for judge in judges_in(table)) or column.endswith(".calibrated")
+    return results.owner(column) is not None or column.endswith(".calibrated")
 
 
-def _gates(table: pa.Table, rules: FilterRules) -> list[tuple[str, list[bool]]]:
+def _cascade_stages(results: ResultTable) -> set[str]:
+    """The judges that are stages of a cascade (its final columns stand for them), from the metadata."""
+    entries = results.metadata.get("judges") or []
+    return {s for e in entries if isinstance(e, dict) and e.get("cascade") for s in e.get("stages", [])}
+
+
+def _gates(results: ResultTable, rules: FilterRules) -> list[tuple[str, list[bool]]]:
     out = []
-    judges = [j for j in judges_in(table) if j != PANEL]
+    stages = _cascade_stages(results)
+    judges = [j for j in results.judges if j.kind != PANEL and j.name not in stages]
     if rules.require_ok:
         for judge in judges:
-            statuses = table.column(f"{judge}.status").to_pylist()
-            out.append((f"{judge}.status is not ok", [s == "ok" for s in statuses]))
+            out.append((f"{judge.status} is not ok", [s == "ok" for s in results.values(judge.status)]))
     if rules.require_consistent:
         for judge in judges:
-            name = f"{judge}.position_consistent"
-            if name in table.column_names:
-                out.append(
-                    (f"{judge}: the two orders disagree", [v is True for v in table.column(name).to_pylist()])
-                )
-    if rules.require_panel and f"{PANEL}.status" in table.column_names:
-        statuses = table.column(f"{PANEL}.status").to_pylist()
-        out.append(("the panel is below its quorum", [s == "ok" for s in statuses]))
+            name = judge.get("position_consistent")
+            if name is not None:
+                consistent = [v is True for v in results.values(name)]
+                out.append((f"{judge.name}: the two orders disagree", consistent))
+    panel = results.panel
+    if rules.require_panel and panel is not None:
+        out.append(("the panel is below its quorum", [s == "ok" for s in results.values(panel.status)]))
     if rules.min_confidence is not None:
-        for name in table.column_names:
-            if name.endswith("_confidence"):
-                values = table.column(name).to_pylist()
-                passing = [v is not None and v >= rules.min_confidence for v in values]
-                out.append((f"{name} below {rules.min_confidence}", passing))
+        for judge in results.judges:
+            for name in judge.columns:
+                if name.endswith("_confidence"):
+                    values = results.values(name)
+                    passing = [v is not None and v >= rules.min_confidence for v in values]
+                    out.append((f"{name} below {rules.min_confidence}", passing))
     return out
 
 
@@ -219,15 +227,15 @@ def _top_k(values: list[Any], groups: list[Any], alive: list[bool], k: int) -> l
 def filter_file(results: Path, output: Path, rules: FilterRules) -> FilterReport:
     """Filter a results file into ``output`` (Parquet, Arrow or JSONL by extension); the rules and the
     report go into its metadata beside the run's."""
-    table = read_output(results)
-    kept, report = filter_table(table, rules)
+    read = ResultTable.open(results)
+    kept, report = filter_table(read, rules)
     metadata = {
         "jurist_filter": json.dumps(
             {"source": str(results), "rules": asdict(rules), "report": asdict(report)}
         )
     }
-    if table.schema.metadata and b"jurist" in table.schema.metadata:
-        metadata["jurist"] = table.schema.metadata[b"jurist"].decode()
+    if read.metadata:
+        metadata["jurist"] = json.dumps(read.metadata)
     with OutputWriter(output, kept.schema, metadata=metadata) as writer:
         writer.write(kept)
     return report

@@ -29,9 +29,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.human import judges_in
 from jurist.errors import InputError
-from jurist.io.writers import OutputWriter, read_output
+from jurist.io.results import PANEL, JudgeColumns, ResultTable
+from jurist.io.writers import OutputWriter
 
 PROMPT_COLUMNS = ("prompt", "question", "request", "input", "instruction")
 RESPONSE_COLUMNS = ("response", "answer", "output")
@@ -74,71 +74,73 @@ def _first(table: pa.Table, names: Sequence[str], what: str, given: str | None =
     raise InputError(f"no {what} column in the results (looked for {', '.join(names)}); name one")
 
 
-def _judge(table: pa.Table, rules: PairRules) -> str:
-    judges = judges_in(table)
+def _judge(results: ResultTable, rules: PairRules) -> JudgeColumns:
     if rules.judge is not None:
-        if rules.judge not in judges:
-            raise InputError(
-                f"no judge {rules.judge!r} in the results (judges: {', '.join(judges) or 'none'})"
-            )
-        return rules.judge
-    if "panel" in judges:
-        return "panel"
-    if len(judges) != 1:
-        raise InputError(f"the results hold judges {', '.join(judges)}; choose one with --judge")
-    return judges[0]
+        return results.judge(rules.judge)
+    if results.panel is not None:
+        return results.panel
+    if len(results.judges) != 1:
+        raise InputError(f"the results hold judges {', '.join(results.names)}; choose one with --judge")
+    return results.judges[0]
 
 
-def build_pairs(table: pa.Table, rules: PairRules) -> tuple[list[dict[str, Any]], PairReport]:
+def build_pairs(results: ResultTable | pa.Table, rules: PairRules) -> tuple[list[dict[str, Any]], PairReport]:
     """The preference pairs a result table gives under ``rules``."""
-    judge = _judge(table, rules)
-    pairwise = f"{judge}.winner" in table.column_names
+    if not isinstance(results, ResultTable):
+        results = ResultTable(results)
+    table = results.table
+    judge = _judge(results, rules)
+    panel = judge.kind == PANEL
     prompts = _first(table, PROMPT_COLUMNS, "prompt", rules.prompt_column)
-    provenance = _provenance(table, judge)
-    if pairwise:
-        pairs = list(_from_verdicts(table, judge, prompts, rules))
-        source = "pairwise panel" if judge == "panel" else "pairwise verdicts"
+    provenance = _provenance(results, judge)
+    if judge.pairwise:
+        pairs = list(_from_verdicts(results, judge, prompts, rules))
+        source = "pairwise panel" if panel else "pairwise verdicts"
     else:
-        pairs = list(_from_scores(table, judge, prompts, rules))
-        source = "panel scores" if judge == "panel" else "pointwise scores"
-    rows = [{**pair, "judge": judge, **provenance} for pair in pairs]
+        pairs = list(_from_scores(results, judge, prompts, rules))
+        source = "panel scores" if panel else "pointwise scores"
+    rows = [{**pair, "judge": judge.name, **provenance} for pair in pairs]
     if rules.chat:
         rows = [_as_chat(row) for row in rows]
     return rows, PairReport(table.num_rows, len(rows), source)
 
 
-def _provenance(table: pa.Table, judge: str) -> dict[str, Any]:
+def _provenance(results: ResultTable, judge: JudgeColumns) -> dict[str, Any]:
     values = {}
     for key in PROVENANCE:
-        column = f"{judge}.{key}"
+        column = judge.get(key)
         values[key] = (
-            next((v for v in table.column(column).to_pylist() if v is not None), None)
-            if column in table.column_names
-            else None
+            next((v for v in results.values(column) if v is not None), None) if column is not None else None
         )
     return values
 
 
-def _usable(table: pa.Table, judge: str) -> list[bool]:
+def _members(results: ResultTable) -> int:
+    return len([j for j in results.judges if j.kind != PANEL])
+
+
+def _usable(results: ResultTable, judge: JudgeColumns) -> list[bool]:
     """Rows whose verdict can be used: status ok, and for a panel, every judge gave a verdict."""
-    ok = [s == "ok" for s in table.column(f"{judge}.status").to_pylist()]
-    if judge == "panel":
-        members = [j for j in judges_in(table) if j != "panel"]
-        valid = table.column("panel.valid").to_pylist()
-        ok = [o and v == len(members) for o, v in zip(ok, valid, strict=True)]
+    ok = [s == "ok" for s in results.values(judge.status)]
+    if judge.kind == PANEL:
+        valid = results.values(judge.column("valid"))
+        ok = [o and v == _members(results) for o, v in zip(ok, valid, strict=True)]
     return ok
 
 
-def _from_scores(table: pa.Table, judge: str, prompts: str, rules: PairRules) -> Iterator[dict[str, Any]]:
+def _from_scores(
+    results: ResultTable, judge: JudgeColumns, prompts: str, rules: PairRules
+) -> Iterator[dict[str, Any]]:
+    table = results.table
     responses = _first(table, RESPONSE_COLUMNS, "response", rules.response_column)
-    by = rules.by or f"{judge}.score"
+    by = rules.by or judge.score
     if by not in table.column_names:
         raise InputError(f"--by {by!r} is not a column of the results")
     group_by = rules.group_by or prompts
     if group_by not in table.column_names:
         raise InputError(f"--group-by {group_by!r} is not a column of the results")
     scores = table.column(by).to_pylist()
-    usable = _usable(table, judge)
+    usable = _usable(results, judge)
     texts, keys, asked = (table.column(c).to_pylist() for c in (responses, group_by, prompts))
     groups: dict[Any, list[int]] = {}
     for index, (key, score, ok) in enumerate(zip(keys, scores, usable, strict=True)):
@@ -168,22 +170,28 @@ def _from_scores(table: pa.Table, judge: str, prompts: str, rules: PairRules) ->
             }
 
 
-def _from_verdicts(table: pa.Table, judge: str, prompts: str, rules: PairRules) -> Iterator[dict[str, Any]]:
+def _from_verdicts(
+    results: ResultTable, judge: JudgeColumns, prompts: str, rules: PairRules
+) -> Iterator[dict[str, Any]]:
+    table = results.table
     sides = {side: _first(table, names, f"response {side.upper()}") for side, names in SIDE_COLUMNS.items()}
     a_texts, b_texts = table.column(sides["a"]).to_pylist(), table.column(sides["b"]).to_pylist()
     asked = table.column(prompts).to_pylist()
-    usable = _usable(table, judge)
-    winners = table.column(f"{judge}.winner").to_pylist()
-    p_a = table.column(f"{judge}.p_a").to_pylist() if f"{judge}.p_a" in table.column_names else None
+    usable = _usable(results, judge)
+    winners = results.values(judge.column("winner"))
+    p_a_column = judge.get("p_a")
+    p_a = results.values(p_a_column) if p_a_column is not None else None
     if rules.min_p is not None and p_a is None:
-        raise InputError(f"--min-p needs {judge}.p_a, which LOGPROBS scoring writes; these results have none")
+        raise InputError(
+            f"--min-p needs {judge.name}.p_a, which LOGPROBS scoring writes; these results have none"
+        )
+    consistent_column = judge.get("position_consistent")
     consistent = (
-        table.column(f"{judge}.position_consistent").to_pylist()
-        if f"{judge}.position_consistent" in table.column_names
-        else [True] * table.num_rows
+        results.values(consistent_column) if consistent_column is not None else [True] * table.num_rows
     )
-    votes = table.column("panel.winner_votes").to_pylist() if judge == "panel" else None
-    members = len([j for j in judges_in(table) if j != "panel"])
+    panel = judge.kind == PANEL
+    votes = results.values(judge.column("winner_votes")) if panel else None
+    members = _members(results)
     for index in range(table.num_rows):
         if not usable[index]:
             continue
@@ -193,9 +201,9 @@ def _from_verdicts(table: pa.Table, judge: str, prompts: str, rules: PairRules) 
             score_a = p
         else:
             winner = winners[index]
-            if judge == "panel" and votes is not None and votes[index] != members:
+            if panel and votes is not None and votes[index] != members:
                 winner = None  # the panel did not agree
-            if judge != "panel" and not consistent[index]:
+            if not panel and not consistent[index]:
                 winner = None
             score_a = {"a": 1.0, "b": 0.0}.get(winner or "")
         if winner not in ("a", "b") or score_a is None:
@@ -223,8 +231,7 @@ def _as_chat(row: dict[str, Any]) -> dict[str, Any]:
 
 def pairs_file(results: Path, output: Path, rules: PairRules) -> PairReport:
     """Build pairs from a results file and write them (Parquet, Arrow or JSONL by extension)."""
-    table = read_output(results)
-    rows, report = build_pairs(table, rules)
+    rows, report = build_pairs(ResultTable.open(results), rules)
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     text = pa.list_(message) if rules.chat else pa.string()
     schema = pa.schema(

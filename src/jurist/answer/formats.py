@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from jurist.answer.fields import OutputField
+from jurist.answer.jsontext import UTF8_MAX, first_json_object, json_string_max_bytes, json_string_regex
 from jurist.answer.values import (
     FLOAT_MAX_BYTES,
     FLOAT_RE,
@@ -43,9 +44,7 @@ from jurist.answer.values import (
 )
 from jurist.config.types import JudgmentType, ResponseFormat
 
-_JSON_CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/nt])'  # any character but quote, backslash, controls; or an escape
 _XML_CHAR = r"[^<\x00-\x08\x0b\x0c\x0e-\x1f]"
-_UTF8_MAX = 4  # bytes per character, worst case
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 Fields = Sequence[OutputField]
@@ -213,10 +212,10 @@ class JsonFormat(_Delimited):
         return [json.dumps(label, ensure_ascii=False) if quoted else label for label in f.labels or ()]
 
     def _text_regex(self, f: OutputField) -> str:
-        return f'"{_JSON_CHAR}{{0,{f.max_chars}}}"'
+        return json_string_regex(0, f.max_chars)
 
     def _text_max_bytes(self, f: OutputField) -> int:
-        return f.max_chars * _UTF8_MAX + 2
+        return json_string_max_bytes(f.max_chars)
 
     def regex(self, fields: Fields) -> str:
         parts = [f"{_re_literal(json.dumps(f.name))}: {self._value_regex(f)}" for f in fields]
@@ -247,17 +246,7 @@ class JsonFormat(_Delimited):
         return json.dumps(text, ensure_ascii=False)
 
     def extract(self, text: str, fields: Fields) -> dict[str, Any]:
-        obj: Any = None
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError:
-            decoder = json.JSONDecoder()
-            for match in re.finditer(r"\{", text):
-                try:
-                    obj, _ = decoder.raw_decode(text, match.start())
-                    break
-                except json.JSONDecodeError:
-                    continue
+        obj = first_json_object(text)
         if not isinstance(obj, dict):
             raise FieldError("no JSON object in the response")
         missing = [f.name for f in fields if f.name not in obj]
@@ -301,7 +290,7 @@ class XmlFormat(_Delimited):
         return f"{_XML_CHAR}{{0,{f.max_chars}}}"
 
     def _text_max_bytes(self, f: OutputField) -> int:
-        return f.max_chars * _UTF8_MAX
+        return f.max_chars * UTF8_MAX
 
     def regex(self, fields: Fields) -> str:
         return r"\n".join(f"<{f.name}>{self._value_regex(f)}</{f.name}>" for f in fields)
@@ -362,7 +351,7 @@ class RawFormat(AnswerFormat):
             elif f.judgment_type is JudgmentType.FLOAT and f.is_judgment:
                 total += FLOAT_MAX_BYTES
             else:
-                total += f.max_chars * _UTF8_MAX
+                total += f.max_chars * UTF8_MAX
         return total + 16 * len(fields)
 
     def instructions(self, fields: Fields) -> str:

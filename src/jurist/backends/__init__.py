@@ -6,9 +6,8 @@ functions that use them, so importing any backend module stays fast on machines 
 
 from __future__ import annotations
 
-from jurist.backends import hf_reward, parallel, transformers, vllm
+from jurist.backends import parallel
 from jurist.backends.base import (
-    ALL_CONSTRAINT_KINDS,
     Backend,
     Completion,
     Constraint,
@@ -16,10 +15,9 @@ from jurist.backends.base import (
     GenerationRequest,
     Message,
 )
-from jurist.backends.openai import OpenAIBackend
+from jurist.backends.registry import ENGINES, EngineEntry
 from jurist.backends.scripted import ScriptedBackend
 from jurist.config.inference import InferenceConfig
-from jurist.config.types import InferenceEngine
 from jurist.errors import BackendError, ConfigError
 
 __all__ = [
@@ -40,10 +38,9 @@ def check_engine_params(config: InferenceConfig) -> None:
     """Validate ``engine_params`` for the configured engine, before any model loads (a
     :class:`~jurist.errors.ConfigError` names the key). Remote engines take none."""
     config = parallel.split_config(config)[0]  # jurist's data_parallel (worker processes), for any engine
-    if config.engine is InferenceEngine.VLLM:
-        vllm.engine_params(config.engine_params)
-    elif config.engine is InferenceEngine.NATIVE:
-        transformers.engine_params(config.engine_params)
+    check = _entry(config).check_params
+    if check is not None:
+        check(config.engine_params)
     elif config.engine_params:
         keys = ", ".join(config.engine_params)
         raise ConfigError(
@@ -55,36 +52,27 @@ def check_engine_params(config: InferenceConfig) -> None:
 def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
     """The constraint kinds the configured engine enforces, in its order of preference, known before any
     model loads."""
-    if config.engine is InferenceEngine.OPENAI:
-        return ("json_schema",)
-    return ALL_CONSTRAINT_KINDS
+    return _entry(config).constraint_kinds(config)
 
 
 def create_backend(config: InferenceConfig) -> Backend:
-    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI); on NATIVE a
-    sequence-classification model gets the reward backend; a remote server is checked to answer at all.
-    ``engine_params.data_parallel: N`` runs N engine processes (:mod:`jurist.backends.parallel`).
-    Oumi's other engine names were mapped when the config loaded (ANTHROPIC and the other hosted APIs, REMOTE
-    and SGLANG run on OPENAI; LLAMACPP, GOOGLE_VERTEX and BEDROCK are refused there, naming why)."""
+    """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI; see
+    :data:`~jurist.backends.registry.ENGINES`); on NATIVE a sequence-classification model gets the reward
+    backend; a remote server is checked to answer at all. ``engine_params.data_parallel: N`` runs N engine
+    processes (:mod:`jurist.backends.parallel`). Oumi's other engine names were mapped when the config
+    loaded (ANTHROPIC and the other hosted APIs, REMOTE and SGLANG run on OPENAI; LLAMACPP, GOOGLE_VERTEX and
+    BEDROCK are refused there, naming why)."""
     if parallel.DATA_PARALLEL_KEY in config.engine_params:
         inner, workers = parallel.split_config(config)
         if workers > 1:
             return parallel.DataParallelBackend.from_config(config, create_backend)
         config = inner
-    engine = config.engine
-    backend: Backend
-    if engine is InferenceEngine.VLLM:
-        backend = vllm.VLLMBackend(config)
-    elif engine is InferenceEngine.NATIVE and hf_reward.is_sequence_classifier(config):
-        backend = hf_reward.TransformersRewardBackend(config)
-    elif engine is InferenceEngine.NATIVE:
-        backend = transformers.TransformersBackend(config)
-    elif engine in (InferenceEngine.REMOTE_VLLM, InferenceEngine.OPENAI):
-        remote = OpenAIBackend(config)
-        remote.probe()
-        backend = remote
-    else:
-        raise BackendError(
-            f"unknown inference engine {engine!r}; known: {', '.join(e.value for e in InferenceEngine)}"
-        )
-    return backend
+    return _entry(config).create(config)
+
+
+def _entry(config: InferenceConfig) -> EngineEntry:
+    entry = ENGINES.get(config.engine)
+    if entry is None:
+        known = ", ".join(e.value for e in ENGINES)
+        raise BackendError(f"unknown inference engine {config.engine!r}; known: {known}")
+    return entry

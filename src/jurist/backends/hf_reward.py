@@ -19,12 +19,12 @@ from typing import Any
 
 from jurist.backends.base import Completion, ConstraintKind, GenerationRequest, RewardRequest, RewardScores
 from jurist.backends.chat import ChatRenderer
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL
 from jurist.backends.hf_loading import load_pretrained, require_native
 from jurist.backends.transformers import engine_params
-from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
+from jurist.models.default_model import DEFAULT_MODEL_LABEL
+from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
 

@@ -102,6 +102,12 @@ class _Pacer:
         self._local.last = time.monotonic()
 
 
+
+def remote_constraint_kinds(engine: InferenceEngine) -> tuple[ConstraintKind, ...]:
+    """What a server enforces: ``vllm serve`` (REMOTE_VLLM) every kind, a regex first; OpenAI only JSON
+    schemas."""
+    return CONSTRAINT_KINDS if engine is InferenceEngine.REMOTE_VLLM else ("json_schema",)
+
 class OpenAIBackend:
     """Chat completions over HTTP against an OpenAI-compatible server."""
 
@@ -157,8 +163,7 @@ class OpenAIBackend:
 
     @property
     def constraint_kinds(self) -> tuple[ConstraintKind, ...]:
-        """``vllm serve`` takes every kind (a regex first); OpenAI only JSON schemas."""
-        return CONSTRAINT_KINDS if self._engine is InferenceEngine.REMOTE_VLLM else ("json_schema",)
+        return remote_constraint_kinds(self._engine)
 
     def body(self, request: GenerationRequest) -> dict[str, Any]:
         """The JSON body sent for one request."""

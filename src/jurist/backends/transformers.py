@@ -59,15 +59,15 @@ from jurist.backends.base import (
     LabelScores,
 )
 from jurist.backends.chat import ChatRenderer
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
 from jurist.backends.hf_labels import forward_step, label_scores
 from jurist.backends.hf_loading import load_pretrained, require_native
 from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf_vocab import token_bytes
-from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
+from jurist.models.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
 
@@ -80,6 +80,9 @@ class NativeEngineParams(StrictModel):
     batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="Sequences per generate call.")
     device: str | None = Field(default=None, description="cuda when available, else cpu, unless given.")
 
+
+CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
+"""What the transformers backend enforces (through outlines-core), in its order of preference."""
 
 def engine_params(values: Mapping[str, Any]) -> NativeEngineParams:
     """Validate ``engine_params`` for engine NATIVE (a :class:`ConfigError` names the key)."""
@@ -119,7 +122,7 @@ class TransformersBackend:
     unknown, or the model, its tokenizer or its chat template cannot be loaded.
     """
 
-    constraint_kinds: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
+    constraint_kinds = CONSTRAINT_KINDS
 
     def __init__(
         self, config: InferenceConfig, *, batch_size: int | None = None, device: str | None = None

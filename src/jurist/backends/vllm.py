@@ -42,14 +42,14 @@ from jurist.backends.base import (
     RewardScores,
 )
 from jurist.backends.chat import ChatRenderer
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL, default_model_path
 from jurist.backends.label_trie import split_labels, trie_scores
 from jurist.backends.placement import cpu_kv_cache_bytes, environment, gpu_name, vllm_on_cpu
 from jurist.backends.vllm_outputs import completion_from, prefix_cache_stats
-from jurist.backends.weights import weights_fingerprint
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
+from jurist.models.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
 

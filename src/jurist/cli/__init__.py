@@ -8,20 +8,23 @@
     jurist info RESULTS             where results came from (versions, models, options, statuses)
     jurist agree RESULTS ...        judges against human labels
     jurist calibrate RESULTS ...    fit a calibration map
+    jurist estimate RESULTS --labels F    PPI++ corrected means with intervals
+    jurist audit RESULTS [--labels F]     position, length, lean, confidence, agreement
+    jurist report RESULTS -o R.html       one self-contained HTML report
     jurist filter RESULTS -o KEPT   keep rows by gates, predicates, quantiles, top-k
     jurist pairs RESULTS -o PAIRS   preference pairs for DPO
     jurist bench -c C -i F          throughput of judges on models (rows/s, tokens/s, latency, memory)
 
 Dotted options after the named ones override config keys, as in ``oumi judge dataset``. The commands
-live in :mod:`.judging`, :mod:`.analysis`, :mod:`.training` and :mod:`.bench`; they are registered here,
-explicitly.
+live in :mod:`.judging`, :mod:`.analysis`, :mod:`.evidence`, :mod:`.training` and :mod:`.bench`; they are
+registered here, explicitly.
 """
 
 from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, bench, judging, training
+from jurist.cli import analysis, bench, evidence, judging, training
 from jurist.cli.common import EXTRA
 
 app = typer.Typer(
@@ -40,6 +43,9 @@ app.command("list")(judging.list_judges)
 app.command("info")(analysis.info)
 app.command("agree")(analysis.agree)
 app.command("calibrate")(analysis.calibrate)
+app.command("estimate")(evidence.estimate)
+app.command("audit")(evidence.audit)
+app.command("report")(evidence.report)
 app.command("bench", context_settings=EXTRA)(bench.bench)
 app.command("filter")(training.filter_command)
 app.command("pairs")(training.pairs_command)

@@ -12,33 +12,22 @@ import pyarrow as pa
 import typer
 
 from jurist.analysis.calibration import fit
-from jurist.analysis.human import (
-    agreement_report,
-    format_report,
-    judges_in,
-    labels_for_table,
-    normalize_labels,
-    parse_label_map,
-)
+from jurist.analysis.human import agreement_report, format_report
+from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map
 from jurist.cli.common import fail, format_info
+from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
 from jurist.engine.summary import num
 from jurist.errors import JuristError
 from jurist.io.parts import read_metadata, running_metadata
-from jurist.io.readers import read_input
-from jurist.io.writers import read_output
+from jurist.io.results import ResultTable
 
 
 def agree(
     results: Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")],
-    labels: Annotated[
-        Path | None,
-        typer.Option(help="A file with human labels (e.g. an LLMBar JSON file), by row id or position."),
-    ] = None,
-    label_column: Annotated[
-        str | None, typer.Option(help="The label column (in the results, or in --labels; default 'label').")
-    ] = None,
-    labels_id_column: Annotated[str | None, typer.Option(help="Row-id column of the labels file.")] = None,
-    label_map: Annotated[str | None, typer.Option(help="Map label values, e.g. '1=a,2=b'.")] = None,
+    labels: LabelsOpt = None,
+    label_column: LabelColumnOpt = None,
+    labels_id_column: LabelsIdOpt = None,
+    label_map: LabelMapOpt = None,
     judge: Annotated[
         list[str] | None, typer.Option(help="Only these judges (default: all in the table).")
     ] = None,
@@ -48,13 +37,9 @@ def agree(
 ) -> None:
     """Agreement of each judge (and the panel) with human labels: accuracy, kappa, order consistency."""
     try:
-        table = read_output(results)
-        file_rows = read_input(labels).table if labels is not None else None
-        if file_rows is None and label_column is None:
-            raise JuristError("give --label-column (a column of the results) or --labels FILE")
-        truth = labels_for_table(
-            table, column=label_column, file_rows=file_rows, file_id_column=labels_id_column
-        )
+        table = ResultTable.open(results)
+        truth = read_labels(table, labels, label_column, labels_id_column)
+        assert truth is not None
         report = agreement_report(table, truth, judges=judge, label_map=parse_label_map(label_map))
     except JuristError as exc:
         fail(exc)
@@ -69,12 +54,10 @@ def calibrate(
     column: Annotated[
         str, typer.Option(help="The probability column, e.g. truthfulness.judgment_p.Yes or j.p_a.")
     ],
-    labels: Annotated[
-        Path | None, typer.Option(help="A file with human labels, by row id or position.")
-    ] = None,
-    label_column: Annotated[str | None, typer.Option(help="The label column (default 'label').")] = None,
-    labels_id_column: Annotated[str | None, typer.Option(help="Row-id column of the labels file.")] = None,
-    label_map: Annotated[str | None, typer.Option(help="Map label values, e.g. '1=a,2=b'.")] = None,
+    labels: LabelsOpt = None,
+    label_column: LabelColumnOpt = None,
+    labels_id_column: LabelsIdOpt = None,
+    label_map: LabelMapOpt = None,
     positive: Annotated[
         str | None, typer.Option(help="The label value that counts as positive (default: a / true).")
     ] = None,
@@ -88,24 +71,20 @@ def calibrate(
 ) -> None:
     """Fit an isotonic or Platt map from a probability column to human labels; report ECE before/after."""
     try:
-        table = read_output(results)
-        if column not in table.column_names:
-            raise JuristError(f"{results} has no column {column!r}")
-        judge = column.split(".", 1)[0]
-        pairwise = f"{judge}.winner" in table.column_names
-        file_rows = read_input(labels).table if labels is not None else None
-        if file_rows is None and label_column is None:
-            raise JuristError("give --label-column (a column of the results) or --labels FILE")
-        raw_labels = labels_for_table(
-            table, column=label_column, file_rows=file_rows, file_id_column=labels_id_column
-        )
+        table = ResultTable.open(results)
+        table.require(column)
+        owner = table.owner(column)
+        judge = owner.name if owner is not None else column.split(".", 1)[0]
+        pairwise = owner is not None and is_pairwise(table, owner)
+        raw_labels = read_labels(table, labels, label_column, labels_id_column)
+        assert raw_labels is not None
         truth = normalize_labels(raw_labels, pairwise, parse_label_map(label_map))
         wanted: Any = positive if positive is not None else ("a" if pairwise else True)
         if positive is not None and not pairwise and positive.lower() in ("true", "false", "yes", "no"):
             wanted = positive.lower() in ("true", "yes")
         outcomes = [None if t is None else t == wanted for t in truth]
         calibration = fit(
-            table.column(column).to_pylist(),
+            table.values(column),
             outcomes,
             method=method,  # type: ignore[arg-type]
             judge=judge,
@@ -143,7 +122,12 @@ def info(
         return
     typer.echo(format_info(results, metadata, finished))
     if finished:
-        table = read_output(results)
-        for name in judges_in(table):
-            statuses = Counter(table.column(f"{name}.status").to_pylist())
-            typer.echo(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in statuses.most_common()))
+        try:
+            table = ResultTable.open(results)
+        except JuristError as exc:
+            fail(exc)
+        for judge in table.judges:
+            if not judge.has("status"):
+                continue
+            statuses = Counter(table.values(judge.status))
+            typer.echo(f"  {judge.name}: " + ", ".join(f"{k} {v}" for k, v in statuses.most_common()))

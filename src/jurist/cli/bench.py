@@ -9,7 +9,18 @@ import typer
 
 from jurist.bench.report import summary_lines, write
 from jurist.bench.runner import BenchSpec, run_bench
-from jurist.cli.common import ConfigOpt, fail, overrides
+from jurist.cli.cascade import (
+    AbstainOpt,
+    CascadeOpt,
+    DeltaOpt,
+    LabelsOpt,
+    OptionalConfigOpt,
+    TargetOpt,
+    ThresholdOpt,
+    bench_cascade,
+    cascade_settings,
+)
+from jurist.cli.common import fail, overrides
 from jurist.cli.console import run_console
 from jurist.errors import JuristError
 from jurist.io.opening import open_source
@@ -17,9 +28,9 @@ from jurist.io.opening import open_source
 
 def bench(
     ctx: typer.Context,
-    config: ConfigOpt,
     input: Annotated[str, typer.Option("--input", "-i", help="Rows to judge (any dataset jurist reads).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder for bench.json, bench.md, *.png.")],
+    config: OptionalConfigOpt = None,
     model: Annotated[
         list[str] | None, typer.Option(help="A model to measure (repeat; loaded one after another).")
     ] = None,
@@ -37,6 +48,12 @@ def bench(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal (else OUTPUT/bench.log).")
     ] = False,
+    cascade: CascadeOpt = None,
+    threshold: ThresholdOpt = None,
+    abstain: AbstainOpt = False,
+    target_agreement: TargetOpt = 0.9,
+    delta: DeltaOpt = 0.1,
+    calibration_labels: LabelsOpt = None,
 ) -> None:
     """Measure judge models: rows/s, tokens/s, parse rate, latency, load and cold time, memory.
 
@@ -44,6 +61,16 @@ def bench(
     rows_per_s.png and tokens_per_s.png; the libraries' logs go to OUTPUT/bench.log. Dotted options after
     the named ones override config keys (e.g. --inference_config.engine_params.data_parallel 2).
     """
+    if cascade:  # time a cascade: its stages, shares and compute saved (OUTPUT/cascade_bench.json)
+        try:
+            cascading = cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels)
+            lines = bench_cascade(cascade, overrides(ctx, None, engine), input, rows, output, cascading)
+        except (JuristError, OSError) as exc:
+            fail(exc)
+        typer.echo("\n".join(lines))
+        return
+    if not config:
+        fail(JuristError("give a judge: --config (or --cascade per stage)"))
     try:
         settings = overrides(ctx, None, engine)
         table, _ = open_source(input).read_all()

@@ -75,6 +75,31 @@ def failure_verdict(summary: RunSummary, max_failure_rate: float) -> tuple[str |
     return f"error: {why}; most often {status} ({failed} in all), first: {error}", EXIT_FAILED
 
 
+def cascade_info(cascade: Mapping[str, Any]) -> list[str]:
+    """A cascade's stages, thresholds and report (``jurist info``)."""
+    from jurist.engine.cascade_report import format_cascade
+
+    lines = [
+        f"  judge {cascade.get('name')}: a cascade" + (" (abstaining)" if cascade.get("abstain") else "")
+    ]
+    for stage in cascade.get("stages", []):
+        threshold = (
+            "decides every row it sees" if stage.get("decides_all_it_sees") else stage.get("threshold")
+        )
+        lines.append(
+            f"    stage {stage['stage']} {stage['judge']}: {stage['confidence']}, threshold {threshold}"
+        )
+    calibration = cascade.get("calibration") or {}
+    if "target_agreement" in calibration:
+        lines.append(
+            f"    calibrated on {calibration['labelled_rows']} labelled rows of {calibration['labels']}: "
+            f"target agreement {calibration['target_agreement']}, delta {calibration['delta']}"
+        )
+    if cascade.get("report"):
+        lines.append(format_cascade(cascade["report"]))
+    return lines
+
+
 def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> str:
     """A results file's metadata (``jurist info``) as text."""
     if finished:
@@ -99,6 +124,9 @@ def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> s
     models = metadata.get("models") or {}
     for judge in metadata.get("judges", []):
         name = judge.get("name")
+        if judge.get("cascade"):
+            lines += cascade_info(metadata.get("cascade") or {})
+            continue
         hashes = f"prompt {judge.get('prompt_hash')}, schema {judge.get('schema_hash')}"
         how = f"scoring {judge.get('scoring')}, seed {judge.get('seed')}"
         lines.append(f"  judge {name} ({judge.get('source')}): {how}, {hashes}")

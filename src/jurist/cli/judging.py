@@ -14,8 +14,20 @@ import typer
 
 from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
-from jurist.backends import check_engine_params, create_backend
-from jurist.backends.parallel import data_parallel_factory
+from jurist.backends import check_engine_params
+from jurist.cascade.launch import stage_configs
+from jurist.cli.cascade import (
+    AbstainOpt,
+    CascadeOpt,
+    DeltaOpt,
+    LabelsOpt,
+    OptionalConfigOpt,
+    TargetOpt,
+    ThresholdOpt,
+    cascade_settings,
+    confidence_line,
+    start_cascade,
+)
 from jurist.cli.common import (
     EXIT_CRASH,
     EXIT_OK,
@@ -29,21 +41,23 @@ from jurist.cli.common import (
 )
 from jurist.cli.console import run_console
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
+from jurist.config.templates import MissingValue
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
-from jurist.engine.ray_job import RayRun
+from jurist.engine.launch import Placement, start
+from jurist.engine.run import Run
+from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
+from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
-from jurist.render.templates import MissingValue
 
 logger = logging.getLogger("jurist")
 
 
 def judge_dataset(
     ctx: typer.Context,
-    config: ConfigOpt,
     input: Annotated[
         str,
         typer.Option(
@@ -53,6 +67,7 @@ def judge_dataset(
             "dataset folder, or - for JSONL on stdin.",
         ),
     ],
+    config: OptionalConfigOpt = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -134,6 +149,12 @@ def judge_dataset(
             "cluster address (needs the ray extra)."
         ),
     ] = None,
+    cascade: CascadeOpt = None,
+    threshold: ThresholdOpt = None,
+    abstain: AbstainOpt = False,
+    target_agreement: TargetOpt = 0.9,
+    delta: DeltaOpt = 0.1,
+    calibration_labels: LabelsOpt = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
@@ -150,45 +171,45 @@ def judge_dataset(
         output = scratch / "results.parquet"
     try:
         settings = overrides(ctx, model, engine)
-        configs = [load_judge_config(ref, settings) for ref in config]
+        if not config and not cascade:
+            raise JuristError("give a judge: --config (or --cascade per stage)")
+        refs = config or []
+        configs = (
+            stage_configs(cascade, settings) if cascade else [load_judge_config(r, settings) for r in refs]
+        )
         for cfg in configs:
             check_engine_params(cfg.inference_config)
         calibrations = [Calibration.load(path) for path in calibration or []]
         data: object = input
         if criteria is not None:  # conversations x criteria: one row per pair
             data = conversation_source(input, criteria, input_format=input_format, id_column=id_column)
-        runner = Engine(
-            configs,
-            chunk_size=chunk_size,
-            carry_input=carry,
-            id_column=id_column if criteria is None else None,
-            panel=panel,
-            quorum=quorum,
-            calibrations=calibrations,
-            backend_factory=(
-                data_parallel_factory(data_parallel, create_backend)
-                if data_parallel and data_parallel > 1 and ray is None
-                else None
+        spec = RunSpec(
+            tuple(configs),
+            Selection(data, input_format, limit, sample, seed),
+            RunOptions(
+                chunk_size=chunk_size,
+                carry_input=carry,
+                id_column=id_column if criteria is None else None,
+                panel=panel,
+                quorum=quorum,
+                calibrations=tuple(calibrations),
             ),
         )
+        run_type = Run
+        if cascade:
+            local_only = {"--data-parallel": data_parallel, "--ray": ray, "--retry-failed": retry_failed}
+            cascading = cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels)
+            runner, batches, run_type = start_cascade(spec, cascading, output, placement=local_only)
+        else:
+            runner, batches = start(spec, Placement(data_parallel, ray, retry_failed))
     except JuristError as exc:
         fail(exc)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
-            run_file = runner.run_file if ray is None else RayRun(runner, ray, actors=data_parallel).run_file
-            summary = run_file(
-                data,
-                output,
-                input_format=input_format,
-                limit=limit,
-                sample=sample,
-                seed=seed,
-                overwrite=overwrite,
-                retry_failed=retry_failed,
-                progress=None if quiet else console.err,
-            )
+            progress = None if quiet else console.err
+            summary = run_type(spec, runner, output, overwrite=overwrite, progress=progress).execute(batches)
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
         except KeyboardInterrupt:
@@ -203,7 +224,8 @@ def judge_dataset(
         finally:
             runner.close()
     if summary is not None and scratch is not None:
-        typer.echo(results_table(output, [j.name for j in runner.judges], raw=raw))
+        shown = [j.name for j in runner.judges] + (["cascade"] if cascade else [])
+        typer.echo(results_table(output, shown, raw=raw))
         summary.output = "the table above (no --output: not saved)"
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -244,9 +266,10 @@ def validate(
     typer.echo(f"  reads fields: {', '.join(sorted(judge.required_fields)) or '(none)'}")
     for line in judge.kind.describe():
         typer.echo(f"  {line}")
+    typer.echo(f"  {confidence_line(judge)}")
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
     typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
-    for warning in cfg.warnings:
+    for warning in judge.warnings:
         typer.echo(f"  warning: {warning}")
 
 
@@ -264,7 +287,7 @@ def render(
         engine.check_columns(data)
     except JuristError as exc:
         fail(exc)
-    rows = data.table.slice(0, limit).to_pylist()
+    rows = data.rows(limit)
     for judge in engine.judges:
         typer.echo(f"=== judge {judge.name} ({judge.config.source}): {judge.kind.label}")
         for line in judge.kind.describe():
@@ -309,7 +332,7 @@ def list_judges() -> None:
     typer.echo(f"Oumi's aliases: {aliases}")
 
 
-def _render_rule(judge: Judge, rows: list[dict[str, Any]], row_errors: Mapping[int, str]) -> None:
+def _render_rule(judge: Judge, rows: list[Mapping[str, Any]], row_errors: Mapping[int, str]) -> None:
     """A rule judge sends no prompt: show each row's verdict."""
     for index, row in enumerate(rows):
         typer.echo(f"--- row {index}")
@@ -329,16 +352,13 @@ def results_table(path: Path, judges: list[str], *, raw: bool = False) -> str:
     """The results as text, one block per judge, as `oumi judge dataset` prints them without --output: the
     overall score (the mean of the rows' scores, when every row has one), then per row its judgment, score,
     explanation and status (and the raw answer with ``raw``)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    ids = [str(v) for v in table.column("row_id").to_pylist()]
+    results = ResultTable.open(path)
+    ids = [str(v) for v in results.values("row_id")]
     blocks = []
     for name in judges:
+        judge = results.judge(name)
         values = {
-            suffix: table.column(f"{name}.{suffix}").to_pylist()
-            if f"{name}.{suffix}" in table.column_names
-            else [None] * table.num_rows
+            suffix: results.values(column) if (column := judge.get(suffix)) else [None] * results.num_rows
             for suffix in ("judgment", "score", "explanation", "status", "raw")
         }
         scores = values["score"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import Field, SecretStr, model_validator
 
+from jurist.config.providers import PROVIDERS
 from jurist.config.types import InferenceEngine, StrictModel
 
 
@@ -119,20 +120,11 @@ def oumi_keys() -> list[tuple[str, str]]:
 # knows that speaks OpenAI's chat-completions protocol runs on jurist's OpenAI backend; REMOTE and SGLANG
 # are servers of your own (api_url required; SGLANG's native `/generate` URL becomes its OpenAI `/v1`).
 OUMI_ENGINES: dict[str, tuple[InferenceEngine, str | None, str | None]] = {
-    "ANTHROPIC": (InferenceEngine.OPENAI, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
-    "DEEPSEEK": (InferenceEngine.OPENAI, "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
-    "FIREWORKS": (InferenceEngine.OPENAI, "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
-    "PARASAIL": (InferenceEngine.OPENAI, "https://api.parasail.io/v1", "PARASAIL_API_KEY"),
-    "TOGETHER": (InferenceEngine.OPENAI, "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
-    "OPENROUTER": (InferenceEngine.OPENAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-    "SAMBANOVA": (InferenceEngine.OPENAI, "https://api.sambanova.ai/v1", "SAMBANOVA_API_KEY"),
-    "CEREBRAS": (InferenceEngine.OPENAI, "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
-    "HUGGING_FACE_ROUTER": (InferenceEngine.OPENAI, "https://router.huggingface.co/v1", "HF_TOKEN"),
-    "GEMINI": (
-        InferenceEngine.OPENAI,
-        "https://generativelanguage.googleapis.com/v1beta/openai",
-        "GEMINI_API_KEY",
-    ),
+    **{
+        name.upper(): (InferenceEngine.OPENAI, p.url, p.api_key_env)
+        for name, p in PROVIDERS.items()
+        if name not in ("openai", "groq", "ollama")  # OPENAI is an engine itself; Oumi names no other two
+    },
     "REMOTE": (InferenceEngine.OPENAI, None, None),
     "SGLANG": (InferenceEngine.OPENAI, None, None),
 }

@@ -18,13 +18,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from jurist.answer.formats import answer_format
 from jurist.config.inference import oumi_ignored
 from jurist.config.models import JudgeConfig
+from jurist.config.templates import placeholders_in
 from jurist.config.types import Aggregation, JudgmentType
 from jurist.errors import ConfigError
-from jurist.render.namespace import build_namespace
-from jurist.render.templates import Template, lookup, placeholders_in
 
 logger = logging.getLogger("jurist")
 
@@ -248,7 +246,8 @@ def format_validation_error(exc: ValidationError, source: str) -> ConfigError:
 
 
 def _collect_warnings(config: JudgeConfig) -> list[str]:
-    """What is legal but suspicious in a config, one sentence each."""
+    """What is legal but suspicious in a config, one sentence each (what needs the answer formats or the
+    renderer to see is checked when the judge is compiled: :mod:`jurist.judges.checks`)."""
     warnings: list[str] = []
     jp = config.judge_params
     rubric = config.rubric_judge_params
@@ -276,26 +275,6 @@ def _collect_warnings(config: JudgeConfig) -> list[str]:
         warnings.append(
             f"the {jp.judgment_type.value} judgment carries no score (give judgment_scores to score it)"
         )
-    if answer_format(jp.response_format).constrained and not jp.use_guided_decoding:
-        warnings.append(
-            "use_guided_decoding is off: rows the model answers in the wrong shape get parse_error"
-        )
-    template = Template(jp.prompt_template)
-    for index, example in enumerate(jp.examples):
-        namespace = build_namespace(example)
-        missing = sorted(
-            {
-                p.text
-                for p in template.placeholders
-                if not (not p.dotted and p.root in jp.template_variables)
-                and lookup(namespace, p.path) is None
-            }
-        )
-        if missing:
-            warnings.append(
-                f"judge_params.examples[{index}] gives no value for {', '.join(missing)}; "
-                "it renders as an empty string in that example"
-            )
     unused = sorted(
         set(jp.template_variables)
         - placeholders_in(jp.prompt_template)

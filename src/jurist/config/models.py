@@ -11,7 +11,7 @@ A config has three sections, as in Oumi:
 
 jurist adds ``pairwise_judge_params`` (judging two responses in both orders), ``reward_judge_params`` (a
 reward model or classifier as the judge), ``rag_judge_params`` (a RAG metric computed in steps,
-:mod:`jurist.rag.params`), ``name`` and ``description``. Every model rejects
+:mod:`jurist.config.rag`), ``name`` and ``description``. Every model rejects
 unknown keys; cross-section rules are checked when a config is built.
 Oumi's ``rule_judge_params`` (:class:`RuleJudgeParams`) makes a judge that runs a rule and no model.
 """
@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from jurist.answer.formats import answer_format
 from jurist.config.inference import InferenceConfig
+from jurist.config.rag import RagJudgeParams
 from jurist.config.rules import RuleJudgeParams, check_example_value, check_scores, coerce_scores
+from jurist.config.templates import Template
 from jurist.config.types import (
     IDENTIFIER,
     Aggregation,
@@ -36,8 +37,6 @@ from jurist.config.types import (
     ScoringMode,
     StrictModel,
 )
-from jurist.rag.params import RagJudgeParams
-from jurist.render.templates import Template
 
 
 class JudgeParams(StrictModel):
@@ -62,6 +61,12 @@ class JudgeParams(StrictModel):
     use_guided_decoding: bool = True
     """Hold the answer to the output schema with the engine's constrained decoding (off: parse whatever the
     model writes)."""
+    format_instructions: bool = Field(
+        default=True,
+        description="jurist: append the answer format's instructions to the system message (false: the "
+        "system message is exactly system_instruction, as evaluatorq sends it; guided decoding still holds "
+        "the answer to the format).",
+    )
     # jurist extensions (not in Oumi): bounds that make guided decoding terminate, and the scoring mode.
     max_explanation_chars: int = Field(
         default=400, ge=16, le=20000, description="Upper bound on an explanation or TEXT judgment."
@@ -262,6 +267,10 @@ class PairwiseJudgeParams(StrictModel):
     """The labels the judge answers with."""
     allow_tie: bool = False
     """Let the judge answer a tie as well as either response."""
+    inconsistent: Literal["tie", "inconclusive"] = Field(
+        default="tie",
+        description="What a row whose two orders disagree is: a tie (MT-Bench) or inconclusive (evaluatorq).",
+    )
 
     _coerce = field_validator(
         "question_field",
@@ -349,10 +358,11 @@ class JudgeConfig(StrictModel):
     def _cross_checks(self) -> JudgeConfig:
         jp = self.judge_params
         rubric = self.rubric_judge_params
-        kinds = [
-            k
-            for k in ("rubric", "pairwise", "reward", "rule")
-            if getattr(self, f"{k}_judge_params") is not None
+        kinds = [  # every optional section but RAG's, which says itself what it cannot be combined with
+            name.removesuffix("_judge_params")
+            for name in type(self).model_fields
+            if name.endswith("_judge_params") and name not in ("judge_params", "rag_judge_params")
+            and getattr(self, name) is not None
         ]
         if len(kinds) > 1:
             named = " or ".join(f"{kind}_judge_params" for kind in kinds)
@@ -375,11 +385,6 @@ class JudgeConfig(StrictModel):
             if problem is not None:
                 raise ValueError(problem)
         if rubric is not None:
-            if not answer_format(jp.response_format).delimits_fields:
-                raise ValueError(
-                    f"judge_params.response_format {jp.response_format.value} cannot delimit one judgment "
-                    "per criterion; a rubric judge needs JSON or XML"
-                )
             for key in ("judgment_type", "judgment_scores", "include_explanation"):
                 if key in jp.model_fields_set:
                     raise ValueError(

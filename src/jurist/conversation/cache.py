@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jurist.backends.default_model import CACHE_ENV_VAR
 from jurist.conversation.transcript import Turn
 from jurist.conversation.verdict import JudgeVerdict
+from jurist.models.default_model import CACHE_ENV_VAR
 
 MEMORY = ":memory:"
 CACHE_FILE_NAME = "verdicts.sqlite3"

@@ -126,7 +126,7 @@ class ConversationSource(RowSource):
     def batches(self) -> Iterator[Batch]:
         position = 0
         for batch in self.inner.batches():
-            rows = batch.table.to_pylist()
+            rows = batch.rows()
             numbers = list(batch.numbers) if batch.numbers is not None else None
             out: list[dict[str, Any]] = []
             errors: dict[int, str] = {}

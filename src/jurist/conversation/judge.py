@@ -3,12 +3,21 @@ conversation so far (pipecat's ``EvalJudge``, on jurist's engine).
 
 The judge keeps the conversation: :meth:`EvalJudge.add_user_message` records a user turn (None: a bot-first
 turn, ignored), :meth:`EvalJudge.add_assistant_message` appends one streamed segment of the bot's reply as
-its own assistant message (None or empty: ignored). :meth:`EvalJudge.evaluate` judges the reply (the
-messages after the last user turn) with a real judge config, by default the built-in
-``conversation/criterion``: the same prompt, constrained verdict (yes / no / continue) and short reason as
-the dataset form (:mod:`jurist.conversation.dataset`). The judge's own answer is never added to the
+its own assistant message (None or empty: ignored), :meth:`EvalJudge.add_tool_call` a call the bot made
+(kept in :attr:`EvalJudge.messages`, left out of what a reply is judged on, as pipecat 1.14 does).
+:meth:`EvalJudge.evaluate` judges the reply (the messages after the last user turn) with a real judge config,
+by default the built-in ``conversation/criterion``: the same prompt, constrained verdict (yes / no /
+continue) and short reason as the dataset form (:mod:`jurist.conversation.dataset`). With no reply yet the
+model is still asked (pipecat does the same), shown ``(no reply yet)``; :meth:`EvalJudge.evaluate_call`
+judges one function call by its name and arguments. The judge's own answer is never added to the
 conversation. The blocking model call runs in a worker thread, off the event loop; calls on one judge are
 serialized (engines are not thread-safe).
+
+What pipecat's harness (1.7's ``EvalSession``, 1.14's ``ExpectationMatcher``) reads: ``verdict`` (only
+yes / no / continue; a judgment that fails twice, the first failure retried once as pipecat 1.14 does, is a
+``no`` whose ``failure`` says why), ``passed``, ``reason``; ``await judge.close()`` (``close()`` also works
+without ``await``). Judging a whole simulated run (1.14's ``evaluate_run``) is not implemented: it raises
+NotImplementedError.
 
 Verdicts are cached by (judge, criterion, conversation) (:mod:`jurist.conversation.cache`): asking the same
 thing about the same conversation again does not call the model, in this process or a later one.
@@ -17,8 +26,9 @@ thing about the same conversation again does not call the model, in this process
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +36,10 @@ from jurist.config.loading import load_judge_config
 from jurist.config.models import JudgeConfig
 from jurist.conversation.cache import CacheStats, VerdictCache, verdict_key
 from jurist.conversation.models import ModelLike, resolve_model
+from jurist.conversation.pipecat import ServiceBackend
 from jurist.conversation.services import check_keys, import_factory, service_config
-from jurist.conversation.transcript import Turn, judge_values
-from jurist.conversation.verdict import ERROR, JudgeVerdict, verdict_from_output
+from jurist.conversation.transcript import NO_CONTEXT, Turn, judge_values, render_turns
+from jurist.conversation.verdict import JudgeVerdict, verdict_from_output
 from jurist.engine.core import Engine
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
@@ -36,7 +47,8 @@ from jurist.judges.judge import Judge
 BUILTIN_JUDGE = "conversation/criterion"
 DEFAULT_MAX_TOKENS = 200
 CONVERSATION_FIELDS = frozenset({"context", "reply", "criterion"})
-NO_REPLY = "no assistant reply after the last user turn: nothing to judge yet"
+NO_REPLY = "(no reply yet)"
+ATTEMPTS = 2  # a failed judgment is asked once more (pipecat 1.14 does), then it is a "no"
 
 
 class _DefaultCache:
@@ -75,10 +87,28 @@ def conversation_judge(
     return compiled
 
 
+Ask = tuple[str, tuple[Turn, ...], dict[str, str | None]]  # (what the cache keys on, turns, values)
+
+
+def _check_criterion(criterion: object) -> None:
+    if not isinstance(criterion, str) or not criterion.strip():
+        raise ValueError(f"a criterion is non-empty text, got {criterion!r}")
+
+
+class Closed:
+    """What :meth:`EvalJudge.close` returns: the judge is already closed; awaiting this does nothing more."""
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield
+
+
 class EvalJudge:
     """A conversation and the judge that evaluates its latest reply.
 
-    ``backend_or_config``: a jurist Backend (used as it is; not closed by :meth:`close`), an
+    ``backend_or_config``: a jurist Backend (used as it is; not closed by :meth:`close`), a pipecat LLM
+    service (anything with ``run_inference``, used through
+    :class:`~jurist.conversation.pipecat.ServiceBackend`), a factory without arguments returning either, an
     :class:`~jurist.config.inference.InferenceConfig` (or its mapping, or a YAML/JSON file of one), or a model
     name or folder (a local vLLM engine); anything but a backend loads or connects only on the first
     :meth:`evaluate`. ``max_tokens``: the cap on the judge's answer (pipecat's default 200; None: the bound of
@@ -152,6 +182,11 @@ class EvalJudge:
         is ignored."""
         self._add("assistant", text)
 
+    def add_tool_call(self, text: str | None) -> None:
+        """Record a call the bot made, on one line (``book({"time": "6pm"})``); None or empty is ignored.
+        A reply is judged without these (as pipecat 1.14 judges it)."""
+        self._add("tool", text)
+
     def _add(self, role: str, text: str | None) -> None:
         if text is None:
             return
@@ -182,24 +217,59 @@ class EvalJudge:
 
     async def evaluate_all(self, criteria: Sequence[str]) -> list[JudgeVerdict]:
         """Judge the most recent reply against several criteria, the uncached ones in one model call."""
-        turns = tuple(self._turns)  # what the conversation is now, whatever is added meanwhile
-        return await asyncio.to_thread(self._judge_turns, list(criteria), turns)
+        asks = self._reply_asks(criteria)  # what the conversation is now, whatever is added meanwhile
+        return await self._in_thread(asks)
 
     def evaluate_sync(self, criterion: str) -> JudgeVerdict:
         """:meth:`evaluate` for code without an event loop (blocks until the verdict is known)."""
-        return self._judge_turns([criterion], tuple(self._turns))[0]
+        return self._judge_asks(self._reply_asks([criterion]))[0]
 
-    def _judge_turns(self, criteria: list[str], turns: tuple[Turn, ...]) -> list[JudgeVerdict]:
+    async def evaluate_call(self, name: str, args: Mapping[str, Any] | None, criterion: str) -> JudgeVerdict:
+        """Judge whether a function call the bot made (its ``name`` and ``args``) satisfies ``criterion``, in
+        the light of the conversation so far (pipecat 1.14's ``evaluate_call``); cached like a reply."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"a function call has a name, got {name!r}")
+        _check_criterion(criterion)
+        turns = self._spoken()
+        call = f"Function call: {name}({json.dumps(dict(args or {}), ensure_ascii=False, sort_keys=True)})"
+        values: dict[str, str | None] = {
+            "context": render_turns(turns) or NO_CONTEXT,
+            "reply": call,
+            "criterion": criterion,
+        }
+        return (await self._in_thread([(f"{call}\n{criterion}", turns, values)]))[0]
+
+    async def evaluate_run(self, *args: Any, **kwargs: Any) -> Any:
+        """pipecat 1.14's judging of a whole simulated run (a goal and per-turn criteria): not implemented."""
+        raise NotImplementedError(
+            "EvalJudge.evaluate_run (the 'run' eval kind: judging a whole simulated conversation against a "
+            "goal and per-turn criteria) is not implemented by jurist's EvalJudge; judge each reply with "
+            "evaluate(), or the whole dataset with jurist.judge_conversations()"
+        )
+
+    def _spoken(self) -> tuple[Turn, ...]:
+        return tuple(turn for turn in self._turns if turn.role != "tool")
+
+    def _reply_asks(self, criteria: Sequence[str]) -> list[Ask]:
+        turns = self._spoken()
+        asks: list[Ask] = []
         for criterion in criteria:
-            if not isinstance(criterion, str) or not criterion.strip():
-                raise ValueError(f"a criterion is non-empty text, got {criterion!r}")
-        results: list[JudgeVerdict | None] = [None] * len(criteria)
-        pending: list[tuple[int, str, dict[str, str | None]]] = []
-        for index, criterion in enumerate(criteria):
+            _check_criterion(criterion)
             values = judge_values(turns, criterion)
             if values["reply"] is None:
-                results[index] = JudgeVerdict(ERROR, NO_REPLY, "", "missing_input")
-                continue
+                values["reply"] = NO_REPLY
+            asks.append((criterion, turns, values))
+        return asks
+
+    async def _in_thread(self, asks: list[Ask]) -> list[JudgeVerdict]:
+        if isinstance(self._backend, ServiceBackend):
+            self._backend.loop = asyncio.get_running_loop()  # the service's own loop runs its calls
+        return await asyncio.to_thread(self._judge_asks, asks)
+
+    def _judge_asks(self, asks: list[Ask]) -> list[JudgeVerdict]:
+        results: list[JudgeVerdict | None] = [None] * len(asks)
+        pending: list[tuple[int, str, dict[str, str | None]]] = []
+        for index, (criterion, turns, values) in enumerate(asks):
             key = verdict_key(self.identity, criterion, turns)
             if self.cache is not None:
                 found = self.cache.get(key)
@@ -212,30 +282,44 @@ class EvalJudge:
                     results[index] = found
                     continue
             pending.append((index, key, values))
-        if pending:
+        for _attempt in range(ATTEMPTS):
+            if not pending:
+                break
             with self._lock:
                 outputs = self._engine.outputs([values for _, _, values in pending])[self.judge.name]
                 self.model_calls += 1
+            failed = []
             for (index, key, values), output in zip(pending, outputs, strict=True):
                 verdict = verdict_from_output(output)
                 results[index] = verdict
-                if self.cache is not None and verdict.ok:
+                if not verdict.ok:
+                    failed.append((index, key, values))
+                elif self.cache is not None:
                     self.cache.put(key, verdict, str(values["criterion"]))
                     with self._count_lock:
                         self._stored += 1
+            pending = failed
         return [verdict for verdict in results if verdict is not None]
 
     # ---------------------------------------------------------------------------------- closing
-    def close(self) -> None:
-        """Close the backend this judge made (a backend passed in stays open)."""
+    def close(self) -> Closed:
+        """Close the backend this judge made (a backend passed in stays open), now. What it returns may be
+        awaited, so pipecat's ``await judge.close()`` works too."""
         if self._owns_backend:
             self._backend.close()
+        return Closed()
 
     def __enter__(self) -> EvalJudge:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> EvalJudge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     def __repr__(self) -> str:
         return f"EvalJudge(model={self.model_id!r}, judge={self.judge.name!r}, messages={len(self._turns)})"

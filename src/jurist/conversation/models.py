@@ -1,7 +1,9 @@
-"""What a conversation judge runs on: a jurist backend, or an inference config that makes one when first
-needed.
+"""What a conversation judge runs on: a jurist backend, a pipecat LLM service, or an inference config that
+makes a backend when first needed.
 
-:func:`resolve_model` accepts a :class:`~jurist.backends.base.Backend` (used as it is, never closed here),
+:func:`resolve_model` accepts a :class:`~jurist.backends.base.Backend` (used as it is, never closed here), a
+pipecat LLM service (anything with ``run_inference``; :class:`~jurist.conversation.pipecat.ServiceBackend`),
+a factory (a callable without arguments) that returns any of these,
 an :class:`~jurist.config.inference.InferenceConfig`, a mapping of one (or a judge config's mapping with an
 ``inference_config`` section), a path to a YAML/JSON file holding either, or a model name or folder (a local
 vLLM engine). Anything but a backend becomes a lazy backend (:mod:`jurist.engine.lazy`): nothing loads or
@@ -22,12 +24,13 @@ from pydantic import ValidationError
 
 from jurist.backends import create_backend
 from jurist.backends.base import Backend
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL
 from jurist.config.inference import InferenceConfig
+from jurist.conversation.pipecat import ServiceBackend, is_service
 from jurist.engine.lazy import lazy
 from jurist.errors import ConfigError
+from jurist.models.default_model import DEFAULT_MODEL_LABEL
 
-ModelLike = Backend | InferenceConfig | Mapping[str, Any] | str | Path
+ModelLike = Backend | InferenceConfig | Mapping[str, Any] | str | Path | Any
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -90,14 +93,21 @@ def config_identity(config: InferenceConfig) -> dict[str, Any]:
     }
 
 
-def resolve_model(model: ModelLike) -> ResolvedModel:
-    """A backend for ``model``: the backend itself, or a lazy one made from its inference config."""
+def resolve_model(model: ModelLike, *, factory: bool = True) -> ResolvedModel:
+    """A backend for ``model``: the backend itself, a pipecat service wrapped as one, what a factory
+    returns, or a lazy backend made from an inference config."""
     if isinstance(model, Backend):
         return ResolvedModel(model, False, None, {"model": model.model_id})
+    if is_service(model):
+        service = ServiceBackend(model)
+        return ResolvedModel(service, False, None, {"model": service.model_id})
+    if factory and callable(model) and not isinstance(model, type):
+        return resolve_model(model(), factory=False)
     if not isinstance(model, InferenceConfig | Mapping | str | Path):
         raise TypeError(
-            "a conversation judge runs on a jurist Backend, an InferenceConfig (or its mapping or file) or "
-            f"a model name; got a {type(model).__name__}"
+            "a conversation judge runs on a jurist Backend, a pipecat LLM service (with run_inference), a "
+            "factory returning one of these, an InferenceConfig (or its mapping or file) or a model name; "
+            f"got a {type(model).__name__}"
         )
     config = inference_config(model)
     backend = lazy(create_backend, config, lambda _seconds: None)

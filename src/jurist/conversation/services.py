@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurist.config.inference import InferenceConfig
+from jurist.config.providers import PROVIDERS
 
 DEFAULT_SERVICE = "ollama"
 DEFAULT_MODEL = "gemma2:9b"
@@ -49,11 +50,10 @@ class Service:
 
 
 SERVICES: dict[str, Service] = {
-    "ollama": Service("OPENAI", "http://localhost:11434/v1"),
-    "openai": Service("OPENAI", "https://api.openai.com/v1", "OPENAI_API_KEY"),
-    "together": Service("OPENAI", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
-    "groq": Service("OPENAI", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
-    "openrouter": Service("OPENAI", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    **{
+        name: Service("OPENAI", PROVIDERS[name].url, PROVIDERS[name].api_key_env)
+        for name in ("ollama", "openai", "together", "groq", "openrouter")
+    },
     "vllm-server": Service("REMOTE_VLLM", "http://localhost:8000/v1"),
     "vllm": Service("VLLM"),
     "transformers": Service("NATIVE"),

@@ -13,13 +13,12 @@ with the whole run (no judge, a dataset without a column the template needs) rai
 
 from __future__ import annotations
 
-import shutil
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
+from typing_extensions import Unpack
 
 from jurist.analysis.calibration import Calibration
 from jurist.backends import create_backend
@@ -28,16 +27,14 @@ from jurist.config.inference import InferenceConfig
 from jurist.config.models import JudgeConfig
 from jurist.engine.assemble import Assembler
 from jurist.engine.lazy import NO_MODEL, lazy
-from jurist.engine.metadata import fingerprint, now, run_metadata
 from jurist.engine.plan import backend_key, chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
-from jurist.engine.retry import retry_batches
+from jurist.engine.run import FileRunOptions, LocalBatches, RetryBatches, run_file
+from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.stream import MAX_OPEN_CHUNKS, Outputs, Tally, judge_chunks
 from jurist.engine.summary import RunSummary
 from jurist.errors import InputError, JuristError
 from jurist.io.opening import open_source
-from jurist.io.parts import OutputError, ResultStore, check_output, meta_path, parts_dir, read_metadata
-from jurist.io.selection import LimitSource, SampleSource
 from jurist.io.sources import Chunk, InputData, RowSource
 from jurist.judges.judge import Judge
 from jurist.judges.panel import Panel
@@ -100,6 +97,16 @@ class Engine:
         self.chunk_size = chunk_size or next((c for c in configured if c), DEFAULT_CHUNK_SIZE)
         self.max_open = max_open_chunks
         self.tally = Tally()  # requests sent to models by this engine
+        self.options = RunOptions(
+            chunk_size=self.chunk_size,
+            carry_input=carry_input,
+            id_column=id_column,
+            panel=panel,
+            quorum=quorum,
+            calibrations=tuple(calibrations),
+            max_open_chunks=max_open_chunks,
+        )
+        """The options this engine was built with, as a run spec holds them."""
 
     # ------------------------------------------------------------------------------------ backends
     def backend_for(self, judge: Judge) -> Backend:
@@ -266,120 +273,39 @@ class Engine:
         """What makes a backend for an inference config (``create_backend`` unless one was given)."""
         return self._factory
 
-    def open_run(
-        self,
-        input_path: Any,
-        *,
-        input_format: str | None = None,
-        limit: int | None = None,
-        sample: int | None = None,
-        seed: int = 0,
-    ) -> tuple[RowSource, dict[str, Any], str]:
-        """The rows a run reads (its columns checked), the options that define it, and its fingerprint:
-        the same for every runner of this engine (:meth:`run_file`, :class:`~jurist.engine.ray_job.RayRun`),
-        so that one can resume what the other started."""
-        source = open_source(input_path, input_format=input_format, id_columns=[self.id_column or "id"])
-        if sample is not None:
-            source = SampleSource(source, sample, seed)
-        if limit is not None:
-            source = LimitSource(source, limit)
-        self.check_columns(source)
-        options = {
-            "limit": limit,
-            "sample": sample,
-            "seed": seed if sample is not None else None,
-            "carry_input": self.carry_input,
-            "id_column": self.id_column,
-            "panel": self.panel.quorum if self.panel is not None else None,
-            "calibrations": [c.column for c in self.calibrations],
-        }
-        return source, options, fingerprint(self.judges, source.identity(), options)
+    @classmethod
+    def from_spec(
+        cls, spec: RunSpec, backend: Backend | None = None, *, backend_factory: BackendFactory | None = None
+    ) -> Engine:
+        """The engine of a run spec: its judges and options, on ``backend`` or backends from
+        ``backend_factory``."""
+        return cls(list(spec.judges), backend, backend_factory=backend_factory, **spec.options.as_kwargs())
 
     def run_file(
         self,
         input_path: Any,
         output_path: str | Path,
         *,
-        input_format: str | None = None,
-        limit: int | None = None,
-        sample: int | None = None,
-        seed: int = 0,
-        overwrite: bool = False,
         retry_failed: bool = False,
-        progress: IO[str] | None = None,
+        **options: Unpack[FileRunOptions],
     ) -> RunSummary:
         """Judge a dataset into a results file that survives a crash, and return the run's summary.
 
         ``input_path``: a file, ``-`` (JSONL on stdin), a Hugging Face dataset folder, or any dataset
-        :func:`~jurist.io.opening.open_source` reads; ``limit`` / ``sample`` (with ``seed``) choose rows.
-        Results are committed per chunk (:mod:`jurist.io.parts`): a rerun of the same run resumes after the
-        last committed chunk, and finds a finished run complete; results of another run are refused unless
-        ``overwrite``. ``retry_failed`` re-judges, in a finished run, only the (row, judge) pairs whose status
-        is not ``ok``. ``progress``: a stream for the progress line (None: no progress line).
+        :func:`~jurist.io.opening.open_source` reads (``input_format`` overrides a file's extension);
+        ``limit`` / ``sample`` (with ``seed``) choose rows. Results are committed per chunk
+        (:mod:`jurist.io.parts`): a rerun of the same run resumes after the last committed chunk, and finds a
+        finished run complete; results of another run are refused unless ``overwrite``. ``retry_failed``
+        re-judges, in a finished run, only the (row, judge) pairs whose status is not ``ok``. ``progress``: a
+        stream for the progress line (None: no progress line). The run itself is a
+        :class:`~jurist.engine.run.Run` of :meth:`spec`.
         """
-        output = Path(output_path)
-        source, options, run_id = self.open_run(
-            input_path, input_format=input_format, limit=limit, sample=sample, seed=seed
-        )
-        schema = self.assembler(source).schema
-        plan = check_output(output, run_id, overwrite=overwrite)
-        summary = RunSummary(output=str(output))
-        if plan.action == "complete" and not retry_failed:
-            summary.complete = True
-            summary.rows = int((read_metadata(output) or {}).get("rows") or 0)
-            return summary
-        if retry_failed and plan.action != "complete":
-            raise OutputError(
-                "--retry-failed re-judges the failed rows of a finished run of these same judges and input; "
-                "there is none here (run it first, or let it finish)",
-                source=str(output),
-            )
-        if not source.replayable and plan.action == "resume":
-            raise OutputError(
-                f"holds partial results, and {source.source} cannot be read again to resume; "
-                "pass --overwrite to start afresh",
-                source=str(output),
-            )
-        metadata = run_metadata(
-            self.judges, source.source, source.total, {**options, "chunk_size": self.chunk_size}
-        )
-        if retry_failed:  # the new results are staged beside the old ones, then replace them
-            staging = output.with_name(f"{output.stem}.retry{output.suffix}")
-            shutil.rmtree(parts_dir(staging), ignore_errors=True)
-            store = ResultStore(staging, schema, run_id, metadata)
-        else:
-            store = ResultStore(output, schema, run_id, metadata)
-            summary.resumed_from = store.rows
-        load_before, sent_before = self.load_seconds, self.tally.requests
-        started = time.perf_counter()
-        meter = Progress(source.total, stream=progress, initial=store.rows)
-        kept: list[pa.RecordBatch] = []
-        agreement_columns = self.panel.agreement_columns() if self.panel is not None else []
-        try:
-            if retry_failed:
-                assembler = self.assembler(source)
-                batches = retry_batches(
-                    self.judges, self.judged, assembler, source, output, self.chunk_size, summary
-                )
-            else:
-                batches = self.iter_batches(source, summary, skip=store.rows, progress=meter)
-            for batch in batches:
-                store.commit(batch)
-                if agreement_columns:
-                    kept.append(batch.select(agreement_columns))
-        finally:
-            meter.close()
-        if self.panel is not None and kept:
-            summary.agreement = self.panel.agreement(pa.Table.from_batches(kept))
-        summary.seconds = time.perf_counter() - started
-        summary.load_seconds = self.load_seconds - load_before
-        summary.requests = self.tally.requests - sent_before
-        store.finish({"finished": now(), "rows": store.rows, "models": self.describe_models()})
-        if retry_failed:
-            store.output.replace(output)
-            if meta_path(store.output).exists():
-                meta_path(store.output).replace(meta_path(output))
-        return summary
+        batches = RetryBatches() if retry_failed else LocalBatches()
+        return run_file(self, self.spec, batches, input_path, output_path, options)
+
+    def spec(self, rows: Selection) -> RunSpec:
+        """The spec of a run of this engine (its judges and options, as built) over ``rows``."""
+        return RunSpec(tuple(j.config for j in self.judges), rows, self.options)
 
     def describe_models(self) -> dict[str, Any]:
         """What each judge ran on, as its backend describes it (backends already closed were described when

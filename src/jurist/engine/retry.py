@@ -43,7 +43,9 @@ class PickedRows(RowSource):
             numbers = chunk.numbers
             errors = {n: chunk.errors[i] for n, i in enumerate(picked) if i in chunk.errors}
             self.positions += [chunk.start + i for i in picked]
-            yield Batch(chunk.table.take(pa.array(picked, pa.int64())), errors, [numbers[i] for i in picked])
+            records = None if chunk.records is None else [chunk.records[i] for i in picked]
+            table = chunk.table.take(pa.array(picked, pa.int64()))
+            yield Batch(table, errors, [numbers[i] for i in picked], records)
 
 
 def retry_batches(

@@ -65,7 +65,7 @@ def judge_chunks(
     prefill_only = any(not j.kind.generates for j in judges)
     for chunk in chunks:
         ids = chunk_row_ids(chunk, id_column)
-        plan = plan_chunk(judges, chunk.table.to_pylist(), ids, chunk.errors, kinds)
+        plan = plan_chunk(judges, chunk.rows(), ids, chunk.errors, kinds)
         if plan.tasks and not prefill_only:
             real = backend.real() if isinstance(backend, LazyBackend) else backend
             if isinstance(real, StreamingBackend):
@@ -146,7 +146,7 @@ class Feed:
             self._done = True
             return False
         ids = chunk_row_ids(chunk, self._id_column)
-        plan = plan_chunk(self._judges, chunk.table.to_pylist(), ids, chunk.errors, self._kinds)
+        plan = plan_chunk(self._judges, chunk.rows(), ids, chunk.errors, self._kinds)
         state = _Open(chunk, plan, len(plan.tasks))
         self._open.append(state)
         self.events += 1

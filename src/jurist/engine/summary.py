@@ -68,6 +68,7 @@ class RunSummary:
     resumed_from: int = 0  # rows committed by an earlier, interrupted run of the same command
     retried: dict[str, int] | None = None  # --retry-failed: outputs replaced, by judge
     requests: int = 0  # requests sent to models
+    cascade: dict[str, Any] | None = None  # a cascade's shares per stage and compute saved (jurist.cascade)
 
     def add_batch(self, batch: Any, judges: Sequence[str]) -> None:
         """Count one batch of results read back (its statuses and scores; token counts are not known)."""
@@ -130,6 +131,7 @@ class RunSummary:
             "resumed_from": self.resumed_from,
             "retried": self.retried,
             "requests": self.requests,
+            **({"cascade": self.cascade} if self.cascade is not None else {}),
         }
 
     def failures(self) -> tuple[int, int, str | None, str | None]:
@@ -172,6 +174,10 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         lines.append(f"  {name} [{judge['model']}]: {statuses}; {stats}")
     if summary.get("panel_agreement"):
         lines.append(format_agreement(summary["panel_agreement"]))
+    if summary.get("cascade"):
+        from jurist.engine.cascade_report import format_cascade
+
+        lines.append(format_cascade(summary["cascade"]))
     return "\n".join(lines)
 
 

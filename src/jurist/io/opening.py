@@ -40,7 +40,7 @@ def open_source(data: Any, *, input_format: str | None = None, id_columns: Seque
     if isinstance(data, RowSource):
         return data
     if isinstance(data, InputData):
-        return TableSource(data.table, data.source, data.row_errors)
+        return TableSource(data.table, data.source, data.row_errors, data.records)
     if isinstance(data, str | Path):
         return _open_path(str(data), input_format, id_columns)
     if isinstance(data, pa.Table):
@@ -57,7 +57,7 @@ def open_source(data: Any, *, input_format: str | None = None, id_columns: Seque
         return TableSource(pa.Table.from_pandas(data, preserve_index=False))
     if isinstance(data, Sequence) and not isinstance(data, bytes | str):  # rows in memory: typed all at once
         rows = InputData.from_rows(data)
-        return TableSource(rows.table, rows.source, rows.row_errors)
+        return TableSource(rows.table, rows.source, rows.row_errors, rows.records)
     if isinstance(data, Iterable) and not isinstance(data, bytes | Mapping):
         return IterableSource(data)
     raise InputError(f"cannot read rows from a {type(data).__name__}")

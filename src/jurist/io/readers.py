@@ -24,5 +24,5 @@ __all__ = ["INPUT_SUFFIXES", "InputData", "read_input", "rows_to_table"]
 def read_input(path: str | Path, *, input_format: str | None = None) -> InputData:
     """Read a whole dataset file (format from its extension, unless given)."""
     source = open_source(str(path), input_format=input_format)
-    table, errors = source.read_all()
-    return InputData(table, source.source, errors)
+    whole = source.read_whole()
+    return InputData(whole.table, source.source, dict(whole.errors), whole.records)

@@ -110,7 +110,7 @@ class RecordTyper:
                     self._dropped.add(key)
                     logger.warning(
                         "%s: column %r first appears at %s, after the columns were fixed from the first "
-                        "rows; it is not read",
+                        "rows; it is not carried to the output",
                         self.source,
                         key,
                         where[index],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -32,6 +32,7 @@ class LimitSource(RowSource):
                     batch.table.slice(0, left),
                     {i: e for i, e in batch.errors.items() if i < left},
                     None if batch.numbers is None else batch.numbers[:left],
+                    None if batch.records is None else batch.records[:left],
                 )
             left -= batch.table.num_rows
             yield batch
@@ -52,10 +53,10 @@ class SampleSource(RowSource):
 
     def batches(self) -> Iterator[Batch]:
         rng = random.Random(self.seed)
-        kept: list[tuple[int, dict[str, Any], str | None]] = []
+        kept: list[tuple[int, Mapping[str, Any], str | None]] = []
         seen = 0
         for batch in self.inner.batches():
-            rows = batch.table.to_pylist()
+            rows = batch.rows()
             for i, row in enumerate(rows):
                 number = batch.numbers[i] if batch.numbers is not None else seen
                 item = (number, row, batch.errors.get(i))
@@ -67,9 +68,10 @@ class SampleSource(RowSource):
                         kept[slot] = item
                 seen += 1
         kept.sort(key=lambda item: item[0])
-        table = pa.Table.from_pylist([row for _, row, _ in kept], schema=self.schema)
+        records = [row for _, row, _ in kept]
+        table = pa.Table.from_pylist(records, schema=self.schema)
         errors = {i: e for i, (_, _, e) in enumerate(kept) if e is not None}
-        yield Batch(table, errors, [number for number, _, _ in kept])
+        yield Batch(table, errors, [number for number, _, _ in kept], records)
 
     def identity(self) -> dict[str, Any]:
         return {**self.inner.identity(), "sample": self.size, "seed": self.seed}

@@ -5,6 +5,12 @@ memory); :meth:`RowSource.chunks` cuts them into chunks of the run's size, from 
 The columns are known before the first chunk, so a run can check them before any model loads. A row that
 cannot be read keeps its place with its reason (:attr:`Chunk.errors`); the rest of the stream goes on.
 :mod:`jurist.io.opening` opens any dataset as a source.
+
+Rows read as Python records (JSONL, JSON arrays, rows in memory) keep those records beside the table
+(:attr:`Batch.records`, :attr:`Chunk.records`): judges render from :meth:`Chunk.rows`, the row exactly as
+it was given, while the table (whose nested columns Arrow unifies across rows: a struct gains its
+siblings' keys as nulls, a column of mixed types becomes JSON text) only carries columns to the output. So
+a row's prompt never depends on the rows read with it.
 """
 
 from __future__ import annotations
@@ -26,6 +32,17 @@ from jurist.io.records import RecordTyper, parse_line, rows_to_table, split_line
 
 SCHEMA_ROWS = 10_000  # records read before a JSON stream's columns are fixed
 
+Record = Mapping[str, Any] | None
+"""A row as it was read (None for an unreadable row)."""
+
+
+def _rows(table: pa.Table, records: Sequence[Record] | None) -> list[Mapping[str, Any]]:
+    """The rows judges render: the records as given when there are any (an unreadable row is ``{}``; its
+    error is known), else the table's rows."""
+    if records is None:
+        return table.to_pylist()  # type: ignore[no-any-return]
+    return [{} if record is None else record for record in records]
+
 
 @dataclass
 class InputData:
@@ -34,6 +51,7 @@ class InputData:
     table: pa.Table
     source: str = "<memory>"
     row_errors: dict[int, str] = field(default_factory=dict)
+    records: Sequence[Record] | None = None  # the rows as given, when they were Python records
 
     @property
     def num_rows(self) -> int:
@@ -42,6 +60,13 @@ class InputData:
     @property
     def columns(self) -> list[str]:
         return list(self.table.column_names)
+
+    def rows(self, limit: int | None = None) -> list[Mapping[str, Any]]:
+        """The (first ``limit``) rows judges render: as given when they were Python records, else the
+        table's rows."""
+        if limit is None:
+            return _rows(self.table, self.records)
+        return _rows(self.table.slice(0, limit), None if self.records is None else self.records[:limit])
 
     @classmethod
     def from_rows(cls, rows: Sequence[Any], source: str = "<memory>") -> InputData:
@@ -54,17 +79,23 @@ class InputData:
             else:
                 good.append(None)
                 errors[index] = f"row {index} is a {type(row).__name__}, not an object"
-        return cls(rows_to_table(good), source, errors)
+        return cls(rows_to_table(good), source, errors, good)
 
 
 @dataclass(frozen=True)
 class Batch:
-    """Rows as they come from a source: a table, its unreadable rows (by index, with the reason) and, when
-    they are not consecutive, the rows' positions in the input."""
+    """Rows as they come from a source: a table, its unreadable rows (by index, with the reason), when
+    they are not consecutive the rows' positions in the input, and the rows as read when they were Python
+    records (``records``, one per table row)."""
 
     table: pa.Table
     errors: Mapping[int, str] = field(default_factory=dict)
     numbers: Sequence[int] | None = None
+    records: Sequence[Record] | None = None
+
+    def rows(self) -> list[Mapping[str, Any]]:
+        """The rows as read (see :meth:`Chunk.rows`)."""
+        return _rows(self.table, self.records)
 
 
 @dataclass(frozen=True)
@@ -76,10 +107,16 @@ class Chunk:
     start: int
     errors: Mapping[int, str] = field(default_factory=dict)
     input_numbers: Sequence[int] | None = None
+    records: Sequence[Record] | None = None
 
     @property
     def num_rows(self) -> int:
         return int(self.table.num_rows)
+
+    def rows(self) -> list[Mapping[str, Any]]:
+        """The rows judges render: each exactly as it was read when the source read Python records (never
+        unified with its neighbours), else the table's rows; an unreadable row is ``{}``."""
+        return _rows(self.table, self.records)
 
     @property
     def numbers(self) -> list[int]:
@@ -129,19 +166,24 @@ class RowSource(ABC):
 
     def read_all(self) -> tuple[pa.Table, dict[int, str]]:
         """Every row at once, and the unreadable ones' reasons by position."""
+        whole = self.read_whole()
+        return whole.table, dict(whole.errors)
+
+    def read_whole(self) -> Chunk:
+        """Every row at once, as one chunk (with the rows as read, when they were records)."""
         buffer = _Buffer()
         for batch in self.batches():
             buffer.add(batch)
         if not buffer.rows:
-            return self.schema.empty_table(), {}
-        whole = buffer.take(buffer.rows, 0)
-        return whole.table, dict(whole.errors)
+            return Chunk(self.schema.empty_table(), 0)
+        return buffer.take(buffer.rows, 0)
 
 
 def _slice(batch: Batch, cut: int) -> Batch:
     numbers = None if batch.numbers is None else batch.numbers[cut:]
     errors = {i - cut: e for i, e in batch.errors.items() if i >= cut}
-    return Batch(batch.table.slice(cut), errors, numbers)
+    records = None if batch.records is None else batch.records[cut:]
+    return Batch(batch.table.slice(cut), errors, numbers, records)
 
 
 class _Buffer:
@@ -151,12 +193,17 @@ class _Buffer:
         self.tables: list[pa.Table] = []
         self.errors: dict[int, str] = {}
         self.numbers: list[int] | None = None
+        self.records: list[Record] | None = None
         self.rows = 0
 
     def add(self, batch: Batch) -> None:
         self.errors.update({self.rows + i: e for i, e in batch.errors.items()})
         if batch.numbers is not None:
             self.numbers = [*(self.numbers or []), *batch.numbers]
+        if batch.records is not None and not self.rows:
+            self.records = []
+        if self.records is not None:
+            self.records.extend(batch.records if batch.records is not None else batch.table.to_pylist())
         self.tables.append(batch.table)
         self.rows += batch.table.num_rows
 
@@ -165,34 +212,45 @@ class _Buffer:
         head, rest = table.slice(0, size), table.slice(size)
         errors = {i: e for i, e in self.errors.items() if i < size}
         numbers = None if self.numbers is None else self.numbers[:size]
+        records = None if self.records is None else self.records[:size]
         self.tables = [rest] if rest.num_rows else []
         self.errors = {i - size: e for i, e in self.errors.items() if i >= size}
         self.numbers = None if self.numbers is None else self.numbers[size:]
+        self.records = None if self.records is None else self.records[size:]
         self.rows -= size
-        return Chunk(head.combine_chunks(), start, errors, numbers)
+        return Chunk(head.combine_chunks(), start, errors, numbers, records)
 
 
 # ------------------------------------------------------------------------------------------ sources
 
 
 class TableSource(RowSource):
-    """An Arrow table in memory (and the reasons of its unreadable rows)."""
+    """An Arrow table in memory (and the reasons of its unreadable rows, and the rows as given when the
+    table was built from Python records)."""
 
     def __init__(
-        self, table: pa.Table, source: str = "<memory>", errors: Mapping[int, str] | None = None
+        self,
+        table: pa.Table,
+        source: str = "<memory>",
+        errors: Mapping[int, str] | None = None,
+        records: Sequence[Record] | None = None,
     ) -> None:
+        if records is not None and len(records) != table.num_rows:
+            raise ValueError(f"{len(records)} records for a table of {table.num_rows} rows")
         self.table = table
         self.source = source
         self.schema = table.schema
         self.total = table.num_rows
         self.errors = dict(errors or {})
+        self.records = records
 
     def batches(self) -> Iterator[Batch]:
         step = 65_536
         for start in range(0, max(self.table.num_rows, 1), step):
             part = self.table.slice(start, step)
             errors = {i - start: e for i, e in self.errors.items() if start <= i < start + step}
-            yield Batch(part, errors)
+            records = None if self.records is None else self.records[start : start + step]
+            yield Batch(part, errors, None, records)
 
 
 class ReaderSource(RowSource):
@@ -314,8 +372,9 @@ class RecordSource(RowSource):
             if not items:
                 return
             errors = {i: reason for i, (_, _, reason) in enumerate(items) if reason is not None}
-            table = self._typer.table([r for r, _, _ in items], [w for _, w, _ in items], errors)
-            yield Batch(table, errors)
+            records = [r for r, _, _ in items]
+            table = self._typer.table(records, [w for _, w, _ in items], errors)
+            yield Batch(table, errors, None, [None if i in errors else r for i, r in enumerate(records)])
 
 
 class JsonlSource(RecordSource, FileSource):

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from jurist.errors import InputError
 from jurist.io.formats import open_binary
-from jurist.io.sources import Batch, FileSource, InputData, RowSource, TableSource
+from jurist.io.sources import Batch, FileSource, InputData, Record, RowSource, TableSource
 
 CANDIDATES = (pa.int64(), pa.float64(), pa.bool_())
 ID_COLUMNS = ("row_id", "id")
@@ -28,7 +28,10 @@ _BLOCK = 1 << 22
 
 
 class CsvSource(FileSource):
-    """A CSV (``,``) or TSV (tab) file, optionally compressed, read in blocks."""
+    """A CSV (``,``) or TSV (tab) file, optionally compressed, read in blocks. A format that is CSV at
+    heart subclasses it: :meth:`delimiter` and :attr:`skip_rows` (lines before the header) are its seams."""
+
+    skip_rows: int = 0
 
     def __init__(self, path: Path, compression: str | None = None, id_columns: Sequence[str] = ()) -> None:
         import pyarrow.csv as pacsv
@@ -37,9 +40,8 @@ class CsvSource(FileSource):
         self.source = str(path)
         self._compression = compression
         self._check_text()
-        delimiter = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
-        self._parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
-        self._read = pacsv.ReadOptions(block_size=_BLOCK)
+        self._parse = pacsv.ParseOptions(delimiter=self.delimiter(path), newlines_in_values=True)
+        self._read = pacsv.ReadOptions(block_size=_BLOCK, skip_rows=self.skip_rows)
         with self._open(None) as reader:
             names = reader.schema.names
         keep_text = {*ID_COLUMNS, *id_columns}
@@ -57,6 +59,10 @@ class CsvSource(FileSource):
         self.types = {n: t if t is not None else pa.string() for n, t in types.items()}
         self.schema = pa.schema([(n, self.types[n]) for n in names])
         self.total = rows
+
+    def delimiter(self, path: Path) -> str:
+        """Tab for ``.tsv`` files (also compressed), else a comma."""
+        return "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
 
     def _check_text(self) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")()
@@ -165,14 +171,16 @@ def json_array_source(path: Path) -> RowSource:
         raise InputError("has no rows", source=source)
     data = InputData.from_rows(value, source)
     errors = {i: f"{source} record {i}: {msg.split(': ', 1)[-1]}" for i, msg in data.row_errors.items()}
-    return JsonArraySource(path, data.table, errors)
+    return JsonArraySource(path, data.table, errors, data.records)
 
 
 class JsonArraySource(TableSource):
     """A JSON array file's rows, in memory; resumable as a file."""
 
-    def __init__(self, path: Path, table: pa.Table, errors: dict[int, str]) -> None:
-        super().__init__(table, str(path), errors)
+    def __init__(
+        self, path: Path, table: pa.Table, errors: dict[int, str], records: Sequence[Record] | None = None
+    ) -> None:
+        super().__init__(table, str(path), errors, records)
         self.path = path
 
     def identity(self) -> dict[str, Any]:

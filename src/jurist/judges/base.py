@@ -12,15 +12,15 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from jurist.answer.spec import OutputSpec
 from jurist.backends.base import ALL_CONSTRAINT_KINDS, Completion, ConstraintKind, LabelScores, RewardScores
+from jurist.config.templates import lookup
 from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts, Request
 from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
-from jurist.render.templates import lookup
 
 Answer = Completion | LabelScores | RewardScores
 
@@ -40,9 +40,21 @@ class JudgeKind(ABC):
     needs_model: bool = True
     """False for a kind that sends no request (a rule): no model loads for it."""
 
+    kind_name: ClassVar[str]
+    """The kind in a word, as result metadata records it (``pointwise``, ``pairwise``, ...)."""
+
+    section: ClassVar[str | None] = None
+    """The config section that selects this kind (``pairwise_judge_params``...); None for the default."""
+
+    parts_used: ClassVar[tuple[str, ...]] = ("spec", "prompt", "reader", "scorer")
+    """The :class:`~jurist.judges.parts.JudgeParts` this kind uses: built (and so checked) when the judge
+    is, so that a config error surfaces before any row; the others are never built."""
+
     def __init__(self, parts: JudgeParts) -> None:
         self.parts = parts
         self.config = parts.config
+        for name in self.parts_used:
+            getattr(parts, name)
 
     @property
     def generates(self) -> bool:
@@ -90,7 +102,7 @@ class JudgeKind(ABC):
 
     @abstractmethod
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:
-        """The row's first step (raises :class:`~jurist.render.templates.MissingValue`)."""
+        """The row's first step (raises :class:`~jurist.config.templates.MissingValue`)."""
 
     @abstractmethod
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput | Step:

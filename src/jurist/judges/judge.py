@@ -3,7 +3,7 @@
 ``Judge(config)`` (or :meth:`Judge.from_config`) builds the judge's parts once
 (:class:`~jurist.judges.parts.JudgeParts`: output spec, prompt, reader, scorer, requests) and the kind that
 uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pairwise_judge_params``,
-:class:`~jurist.rag.kind.RagJudge` for configs with ``rag_judge_params``,
+:class:`~jurist.judges.rag.kind.RagJudge` for configs with ``rag_judge_params``,
 :class:`~jurist.judges.reward.RewardJudge` for ``reward_judge_params``,
 :class:`~jurist.judges.rule.RuleJudge` for ``rule_judge_params`` (no model),
 :class:`~jurist.judges.pointwise.PointwiseJudge` otherwise. The engine only talks to this class.
@@ -11,6 +11,7 @@ uses them: :class:`~jurist.judges.pairwise.PairwiseJudge` for configs with ``pai
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,29 +20,30 @@ from jurist.answer.spec import OutputSpec
 from jurist.backends.base import ALL_CONSTRAINT_KINDS, Constraint, ConstraintKind, GenerationRequest, Message
 from jurist.config.loading import load_judge_config
 from jurist.config.models import JudgeConfig
+from jurist.config.templates import MissingValue
 from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.judges.checks import check_config, compile_warnings
 from jurist.judges.columns import GENERIC_COLUMNS, Column, Provenance
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
+from jurist.judges.rag.kind import RagJudge
 from jurist.judges.reward import RewardJudge
 from jurist.judges.rule import RuleJudge
-from jurist.rag.kind import RagJudge
 from jurist.render.prompts import PromptBuilder
-from jurist.render.templates import MissingValue
+
+logger = logging.getLogger("jurist")
+
+KINDS: tuple[type[JudgeKind], ...] = (PairwiseJudge, RagJudge, RewardJudge, RuleJudge)
+"""The judge kinds a config section selects (each names its section); a config with none of them is
+judged pointwise. The one list of kinds: add a kind here and nowhere else."""
 
 
-def _kind_for(parts: JudgeParts) -> JudgeKind:
-    if parts.config.is_rag:
-        return RagJudge(parts)
-    if parts.config.is_pairwise:
-        return PairwiseJudge(parts)
-    if parts.config.is_reward:
-        return RewardJudge(parts)
-    if parts.config.is_rule:
-        return RuleJudge(parts)
-    return PointwiseJudge(parts)
+def kind_for(config: JudgeConfig) -> type[JudgeKind]:
+    """The kind of judge a config describes: the kind whose section it sets, else pointwise."""
+    chosen = [k for k in KINDS if k.section is not None and getattr(config, k.section) is not None]
+    return chosen[0] if chosen else PointwiseJudge
 
 
 class Judge:
@@ -51,10 +53,16 @@ class Judge:
     """
 
     def __init__(self, config: JudgeConfig) -> None:
+        check_config(config)
         self.config = config
+        found = compile_warnings(config)
+        for warning in found:
+            logger.warning("%s: %s", config.source, warning)
+        self.warnings: list[str] = [*config.warnings, *found]
+        """The config's warnings and those found when compiling it (formats, examples)."""
         self.name: str = config.name or "judge"
         self.parts = JudgeParts(config)
-        self.kind: JudgeKind = _kind_for(self.parts)
+        self.kind: JudgeKind = kind_for(config)(self.parts)
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
         self.needs_model: bool = self.kind.needs_model
         """False for a rule judge: it sends no request, and no model loads for it."""
@@ -112,7 +120,7 @@ class Judge:
 
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS) -> Step:
         """The row's first step, its constraints of the first of ``kinds`` the answer can be held to
-        (raises :class:`~jurist.render.templates.MissingValue` for a missing value)."""
+        (raises :class:`~jurist.config.templates.MissingValue` for a missing value)."""
         return self.kind.start(row, kinds)
 
     def combine(self, answers: Sequence[Answer]) -> JudgeOutput:

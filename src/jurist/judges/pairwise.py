@@ -7,7 +7,8 @@ response, or a tie) is mapped back to the original sides, then combined by the M
 
 * both orders name the same side: that side wins, ``position_consistent`` is true;
 * the orders disagree (including one tie and one win): the row is a ``tie``, flagged inconsistent,
-  so a judge that always picks the first position produces ties, never wins;
+  so a judge that always picks the first position produces ties, never wins (with
+  ``pairwise_judge_params.inconsistent: inconclusive``, evaluatorq's rule, it is ``inconclusive``);
 * an order that failed (parse error, truncation, too long...) or an errored side: ``inconclusive``.
 
 ``score`` is A's score: 1.0 (A wins), 0.0 (B wins), 0.5 (tie), None (inconclusive). In LOGPROBS
@@ -24,12 +25,12 @@ from typing import Any, Literal
 from jurist.answer.reading import Reading
 from jurist.backends.base import ConstraintKind
 from jurist.config.models import PairwiseJudgeParams
+from jurist.config.templates import MissingValue, lookup
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
 from jurist.render.namespace import build_namespace, side_error, side_namespace
-from jurist.render.templates import MissingValue, lookup
 
 Winner = Literal["a", "b", "tie", "inconclusive"]
 SCORE_A: dict[str, float] = {"a": 1.0, "b": 0.0, "tie": 0.5}
@@ -48,6 +49,9 @@ def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
 
 class PairwiseJudge(JudgeKind):
     """A judge of ``pairwise_judge_params`` configs: two requests per row, one combined output."""
+
+    kind_name = "pairwise"
+    section = "pairwise_judge_params"
 
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)
@@ -149,10 +153,10 @@ class PairwiseJudge(JudgeKind):
             )
         sides = [self._to_side[key][r.values["judgment"]] for key, r in zip(ORDERS, orders, strict=True)]
         consistent = sides[0] == sides[1]
-        winner = sides[0] if consistent else "tie"
+        winner = sides[0] if consistent else self.pair.inconsistent
         values.update(winner=winner, position_consistent=consistent)
         if not self.parts.logprob_scoring:
-            return JudgeOutput("ok", values, {}, None, SCORE_A[winner], **tokens)
+            return JudgeOutput("ok", values, {}, None, SCORE_A.get(winner), **tokens)
         first = [self._p(r, self.pair.labels.first) for r in orders]
         second = [self._p(r, self.pair.labels.second) for r in orders]
         p_a = (first[0] + second[1]) / 2  # A is shown first in order ab and second in order ba

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from functools import cached_property
 
 from jurist.answer.fields import OutputField
 from jurist.answer.reading import AnswerReader
@@ -35,22 +36,44 @@ Request = GenerationRequest | LabelRequest | RewardRequest
 
 
 class JudgeParts:
-    """Spec, prompt, reader, scorer and request building of one judge config."""
+    """Spec, prompt, reader, scorer and request building of one judge config. Each part is built the first
+    time it is used, so a kind that sends no prompt (a rule) or reads no answer (a reward model) builds
+    none of what it does not use."""
 
     def __init__(self, config: JudgeConfig) -> None:
         self.config = config
-        jp = config.judge_params
-        self.spec: OutputSpec = build_output_spec(config)
-        self.prompt = PromptBuilder(config, self.spec)
-        self.prompt_hash = self.prompt.fingerprint()
-        self.schema_hash = self.spec.fingerprint()
-        self.logprob_scoring = jp.scoring is ScoringMode.LOGPROBS
-        wants_labels = self.logprob_scoring or jp.label_probabilities
-        self.label_fields: tuple[OutputField, ...] = tuple(
-            f for f in self.spec.judgment_fields if f.labels is not None and wants_labels
-        )
-        self.reader = AnswerReader(self.spec, self.label_fields, self.max_tokens)
-        self.scorer = Scorer(self.spec.fields, config.rubric_judge_params)
+        self.logprob_scoring = config.judge_params.scoring is ScoringMode.LOGPROBS
+
+    @cached_property
+    def spec(self) -> OutputSpec:
+        return build_output_spec(self.config)
+
+    @cached_property
+    def prompt(self) -> PromptBuilder:
+        return PromptBuilder(self.config, self.spec)
+
+    @cached_property
+    def prompt_hash(self) -> str:
+        return self.prompt.fingerprint()
+
+    @cached_property
+    def schema_hash(self) -> str:
+        return self.spec.fingerprint()
+
+    @cached_property
+    def label_fields(self) -> tuple[OutputField, ...]:
+        """The judgment fields whose label probabilities are read (LOGPROBS scoring or
+        ``label_probabilities``)."""
+        wants_labels = self.logprob_scoring or self.config.judge_params.label_probabilities
+        return tuple(f for f in self.spec.judgment_fields if f.labels is not None and wants_labels)
+
+    @cached_property
+    def reader(self) -> AnswerReader:
+        return AnswerReader(self.spec, self.label_fields, self.max_tokens)
+
+    @cached_property
+    def scorer(self) -> Scorer:
+        return Scorer(self.spec.fields, self.config.rubric_judge_params)
 
     @property
     def max_tokens(self) -> int:

@@ -38,6 +38,8 @@ def _score_column(name: str) -> Column:
 class PointwiseJudge(JudgeKind):
     """A simple or rubric judge."""
 
+    kind_name = "pointwise"
+
     def failure(self, status: Status, error: str) -> JudgeOutput:
         nothing = self._nothing()
         values = dict(nothing)

@@ -21,12 +21,12 @@ from typing import Any
 
 from jurist.backends.base import ConstraintKind, Message, RewardRequest, RewardScores
 from jurist.config.models import RewardJudgeParams
+from jurist.config.templates import Template
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
 from jurist.render.namespace import build_namespace
-from jurist.render.templates import Template
 
 
 def softmax(logits: Sequence[float]) -> list[float]:
@@ -38,6 +38,10 @@ def softmax(logits: Sequence[float]) -> list[float]:
 
 class RewardJudge(JudgeKind):
     """A judge whose model is a sequence classifier (a reward model, or a classifier with labels)."""
+
+    kind_name = "reward"
+    parts_used = ()  # the model's output is the score: no answer format, prompt builder or reader
+    section = "reward_judge_params"
 
     label = "reward"
     judgment_fields: tuple[str, ...] = ()

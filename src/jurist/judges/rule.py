@@ -24,11 +24,11 @@ import pyarrow as pa
 
 from jurist.backends.base import ConstraintKind
 from jurist.config.rules import RuleJudgeParams
+from jurist.config.templates import MissingValue
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
-from jurist.render.templates import MissingValue
 
 RULE_MODEL = "rule"
 """What a rule judge's ``j.model`` column says: no model judged the row."""
@@ -37,6 +37,10 @@ JUDGMENT = "judgment"
 
 class RuleJudge(JudgeKind):
     """A judge that applies a rule to each row (Oumi's ``RuleBasedJudge``)."""
+
+    kind_name = "rule"
+    parts_used = ()  # it sends no prompt and reads no answer
+    section = "rule_judge_params"
 
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)

@@ -5,9 +5,10 @@ Each method builds one row from its arguments and runs the metric's built-in jud
 which is the seed's way of calling a model. :func:`jurist.rag.evaluate.evaluate_answers` runs the same
 judges over a whole dataset, each step for every row in one call.
 
-``llm`` is a jurist backend, an :class:`~jurist.config.inference.InferenceConfig` or a model name (the
-backend is then created when the first call needs it, and closed by :meth:`LLMJudge.close`), or a
-function ``fn(prompt, system) -> str`` (:class:`~jurist.backends.callable.CallableBackend`). Invalid
+``llm`` is an :class:`LLM` from :func:`make_llm` (left open by :meth:`LLMJudge.close`), or anything
+:func:`make_llm` wraps: a jurist backend, an :class:`~jurist.config.inference.InferenceConfig` or a model
+name (the backend is then created when the first call needs it, and closed by :meth:`LLMJudge.close`), or
+a function ``fn(prompt, system) -> str`` (:class:`~jurist.backends.callable.CallableBackend`). Invalid
 arguments always raise (:class:`TypeError`, :class:`ValueError`). ``on_error`` decides what a failed
 judgement does: a provider error, a cut-off completion or an invalid verdict raises
 :class:`~jurist.rag.results.JudgementError` (``"raise"``) or returns a result with a NaN score and
@@ -23,19 +24,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from jurist.backends import create_backend
-from jurist.backends.base import Backend
+from jurist.backends.base import Backend, GenerationRequest, Message
 from jurist.backends.callable import CallableBackend
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
+from jurist.config.rag import RagJudgeParams, RagMetric
 from jurist.engine.dispatch import answer
 from jurist.engine.lazy import lazy
+from jurist.errors import BackendError
 from jurist.judges.base import Step
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
-from jurist.rag.flows import DETAILS
-from jurist.rag.inputs import context_texts
-from jurist.rag.params import RagJudgeParams, RagMetric
-from jurist.rag.prompts import PROMPT_VERSION
+from jurist.judges.rag.flows import DETAILS
+from jurist.judges.rag.inputs import context_texts
+from jurist.judges.rag.prompts import PROMPT_VERSION
 from jurist.rag.results import ON_ERROR, JudgementError, JudgeResult, OnError
 
 PREFERENCE = "preference"
@@ -81,20 +83,81 @@ def _slug(text: str) -> str:
     return cleaned if re.match(r"[A-Za-z_]", cleaned) else f"judge_{cleaned}"
 
 
-def _resolve(llm: Any) -> tuple[Backend, bool, InferenceConfig | None]:
-    """(backend, whether this judge owns it, the inference config when one was given)."""
-    if isinstance(llm, str):
-        llm = InferenceConfig.model_validate({"model": {"model_name": llm}})
-    if isinstance(llm, InferenceConfig):
-        return lazy(create_backend, llm, lambda _seconds: None), True, llm
-    if isinstance(llm, Backend):
-        return llm, False, None
-    if callable(llm):
-        return CallableBackend(llm), True, None
+class LLM:
+    """The model behind a judge (scikit-plots' ``LLM``, made by :func:`make_llm`): a jurist backend, the
+    inference config it came from (None for a backend or function given as it is) and whether it made the
+    backend (and so closes it). ``llm(prompt, system)`` asks it once and returns its text."""
+
+    def __init__(
+        self, backend: Backend, *, owned: bool, config: InferenceConfig | None = None, max_tokens: int = 1024
+    ) -> None:
+        self.backend, self.owned, self.config, self.max_tokens = backend, owned, config, max_tokens
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    def __call__(self, prompt: str, system: str = "") -> str:
+        """One unconstrained request: ``system`` (when not empty) then ``prompt``; the model's text, or
+        :class:`~jurist.errors.BackendError` for a failed or cut-off completion."""
+        messages = ((Message("system", system),) if system else ()) + (Message("user", prompt),)
+        done = self.backend.generate([GenerationRequest(messages=messages, max_tokens=self.max_tokens)])[0]
+        if done.finish_reason != "stop":
+            raise BackendError(
+                f"{self.model_id}: {done.error or 'the completion ended with ' + done.finish_reason}"
+            )
+        return done.text
+
+    def identity(self) -> dict[str, Any]:
+        """The model, as results record it."""
+        return {"model": self.model_id}
+
+    def close(self) -> None:
+        """Close the backend this LLM made (a backend given as it is stays open)."""
+        if self.owned:
+            self.backend.close()
+
+    def __repr__(self) -> str:
+        return f"LLM({self.model_id!r})"
+
+
+def make_llm(model: Any, *, model_id: str | None = None, max_workers: int = 1, max_tokens: int = 1024) -> LLM:
+    """Wrap a model for :class:`LLMJudge` (scikit-plots' ``make_llm``): a model name or folder, an
+    :class:`~jurist.config.inference.InferenceConfig` (or its mapping) — the backend is created when the first
+    call needs it, and closed by :meth:`LLM.close` —, a jurist backend (used as it is), a function
+    ``fn(prompt, system) -> str`` (:class:`~jurist.backends.callable.CallableBackend`; ``model_id`` names it,
+    ``max_workers`` > 1 calls it from that many threads), or an :class:`LLM` (returned as it is).
+    ``max_tokens`` caps what :meth:`LLM.__call__` asks for; judges use their own bounds."""
+    if isinstance(model, LLM):
+        return model
+    if isinstance(model, str | Mapping):
+        model = InferenceConfig.model_validate(
+            {"model": {"model_name": model}} if isinstance(model, str) else dict(model)
+        )
+    if isinstance(model, InferenceConfig):
+        made = lazy(create_backend, model, lambda _seconds: None)
+        return LLM(made, owned=True, config=model, max_tokens=max_tokens)
+    if isinstance(model, Backend):
+        return LLM(model, owned=False, max_tokens=max_tokens)
+    if callable(model):
+        backend = CallableBackend(model, model_id=model_id, max_workers=max_workers)
+        return LLM(backend, owned=True, max_tokens=max_tokens)
     raise TypeError(
-        "llm must be a jurist backend, an InferenceConfig, a model name or a function fn(prompt, system) -> "
-        f"str, not {type(llm).__name__}"
+        "make_llm takes a model name, an InferenceConfig, a jurist backend or a function "
+        f"fn(prompt, system) -> str, not {type(model).__name__}"
     )
+
+
+def _resolve(llm: Any) -> tuple[Backend, bool, InferenceConfig | None]:
+    """(backend, whether this judge owns it, the inference config when one was given): an LLM from
+    :func:`make_llm` stays its maker's; anything else is wrapped by :func:`make_llm` and owned here."""
+    if isinstance(llm, LLM):
+        return llm.backend, False, llm.config
+    try:
+        made = make_llm(llm)
+    except TypeError as exc:
+        raise TypeError(f"llm must be an LLM from make_llm, or what make_llm wraps: {exc}") from None
+    return made.backend, made.owned, made.config
 
 
 class LLMJudge:

@@ -1,19 +1,29 @@
-"""The evaluatorq-style namespace of a row: ``input.*``, ``output.*`` and ``log.*``, derived from columns,
-and the same namespace for each side of a pairwise row (``response_a.*``, ``response_b.*``).
+"""The evaluatorq namespace of a row: ``input.*``, ``output.*`` and ``log.*``, derived from columns as
+evaluatorq 1.82's jury derives them (:mod:`jurist.render.evaluatorq`), and the same namespace for each side
+of a pairwise row (``response_a.*``, ``response_b.*``).
 
-``{{dotted.path}}`` placeholders (:mod:`jurist.render.templates`) are looked up in this namespace. Every
-documented variable always has a value once the row has the data it comes from:
+``{{dotted.path}}`` placeholders (:mod:`jurist.config.templates`) are looked up in this namespace. Every
+documented variable always has a value, as in evaluatorq (an empty one when the row has no data for it):
 
 ==========================  ============================================================================
-``input.all_messages``      ``messages`` / ``all_messages`` column; a text ``input`` column becomes one
-                            user message; ``[]`` when the row has none
-``input.expected_output``   ``expected_output`` / ``reference`` column, else ``""``
+``input.all_messages``      the conversation, each message only ``role`` and flattened ``content``: a
+                            dumped data point's ``inputs`` (its ``messages``, its ``input`` as one user
+                            message, else the whole object as JSON), else a ``messages`` /
+                            ``all_messages`` column, else a text ``input`` column as one user message;
+                            ``[]`` when the row has none
+``input.expected_output``   ``expected_output`` / ``reference`` column as text (an object as indented
+                            JSON), else ``""``
 ``input.system_instructions`` ``system_instructions`` column, else ``""``
-``output.response``         ``response`` column, or a text ``output`` column (absent otherwise)
-``output.tools_called``     ``tools_called`` column, else ``[]``
-``output.messages``         ``output_messages`` column, else the response as one assistant message
-``output.error``            ``error`` column, else ``""``
-``log.input``               content of the last input message (or ``question``/``request``/``prompt``)
+``output.response``         the answer's text: the ``output`` column (text, a static ``{"response",
+                            "tool_calls"}`` object, an OpenResponses object), else the ``response``
+                            column; ``""`` when there is none (a tool-call-only or null output)
+``output.tools_called``     its tool calls (``{"name", "arguments", "result", "id"}``), from the output's
+                            ``tool_calls`` or a ``tools_called`` column, else ``[]``
+``output.messages``         its transcript (text, tool-call turns, reasoning items); an
+                            ``output_messages`` column replaces it
+``output.error``            the output's ``error``, else an ``error`` column, else ``""``
+``log.input``               content of the last input message (jurist: else a ``question`` /
+                            ``request`` / ``prompt`` column), else ``""``
 ``log.output``              ``output.response``
 ``log.reference``           ``input.expected_output`` (``log.expected_output`` is the same value)
 ``log.messages``            ``input.all_messages``
@@ -21,7 +31,7 @@ documented variable always has a value once the row has the data it comes from:
 
 A row whose ``input``/``output``/``log`` value is an object keeps its own keys (they win over the derived
 ones). A text value stays text for the Oumi form (``{input}`` is the column as it is) while its dotted
-paths reach the derived family (:class:`~jurist.render.templates.TextWithFields`).
+paths reach the derived family (:class:`~jurist.config.templates.TextWithFields`).
 """
 
 from __future__ import annotations
@@ -29,7 +39,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.render.templates import MissingValue, TextWithFields
+from jurist.config.templates import MissingValue, TextWithFields, ValueWithFields
+from jurist.render.evaluatorq import (
+    Item,
+    answer_parts,
+    clean_messages,
+    inputs_messages,
+    output_items,
+    text_of,
+    tool_item,
+)
 
 NAMESPACE_ROOTS = ("input", "output", "log")
 
@@ -42,15 +61,24 @@ def _first(row: Mapping[str, Any], *keys: str) -> Any:
     return None
 
 
+def _messages(row: Mapping[str, Any]) -> list[dict[str, str]]:
+    inputs = row.get("inputs")
+    if isinstance(inputs, Mapping):
+        return inputs_messages(inputs)
+    messages = _first(row, "messages", "all_messages")
+    if isinstance(messages, list | tuple):
+        return clean_messages(messages)
+    given = row.get("input")
+    if isinstance(given, str):
+        return inputs_messages({"input": given})
+    return []
+
+
 def _input_family(row: Mapping[str, Any]) -> dict[str, Any]:
     given = row.get("input")
-    messages = _first(row, "messages", "all_messages")
-    if messages is None and isinstance(given, str):
-        messages = [{"role": "user", "content": given}]
-    expected = _first(row, "expected_output", "reference")
     family: dict[str, Any] = {
-        "all_messages": [] if messages is None else messages,
-        "expected_output": "" if expected is None else expected,
+        "all_messages": _messages(row),
+        "expected_output": text_of(_first(row, "expected_output", "reference")),
         "system_instructions": row.get("system_instructions") or "",
     }
     if isinstance(given, Mapping):
@@ -58,36 +86,48 @@ def _input_family(row: Mapping[str, Any]) -> dict[str, Any]:
     return family
 
 
+def _target_error(output: Any) -> str | None:
+    if not isinstance(output, Mapping) or output.get("error") is None:
+        return None
+    error = output["error"]
+    if isinstance(error, Mapping):
+        return str(error["message"]) if error.get("message") is not None else str(dict(error))
+    return str(error)
+
+
 def _output_family(row: Mapping[str, Any]) -> dict[str, Any]:
     given = row.get("output")
-    response = row.get("response")
-    if response is None and isinstance(given, str):
-        response = given
-    family: dict[str, Any] = {"error": row.get("error") or "", "tools_called": row.get("tools_called") or []}
-    if response is not None:
-        family["response"] = response
-        if row.get("output_messages"):
-            family["messages"] = row["output_messages"]
-    if isinstance(given, Mapping):
-        family.update({k: v for k, v in given.items() if v is not None})
-    if "response" in family and "messages" not in family:
-        family["messages"] = [{"role": "assistant", "content": family["response"]}]
+    if given is None:  # the answer from columns: a response text, tool calls
+        items: list[Item] = [("text", str(row["response"]), {})] if row.get("response") else []
+        items += [tool_item(call) for call in row.get("tools_called") or [] if isinstance(call, Mapping)]
+    else:
+        items = output_items(given)
+    response, tools, transcript = answer_parts(items)
+    error = _target_error(given)
+    family: dict[str, Any] = {
+        "response": response,
+        "tools_called": tools,
+        "messages": row.get("output_messages") or transcript,
+        "error": error if error is not None else row.get("error") or "",
+    }
+    own = row.get("output")
+    if isinstance(own, Mapping):  # the object's own keys win (but its text and error are read above)
+        family.update({k: v for k, v in own.items() if v is not None and k not in ("response", "error")})
     return family
 
 
 def _log_family(row: Mapping[str, Any], inp: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
+    messages = inp.get("all_messages") or []
+    last = messages[-1].get("content", "") if messages and isinstance(messages[-1], Mapping) else None
+    if last is None:
+        last = _first(row, "question", "request", "prompt")
     family: dict[str, Any] = {
+        "input": "" if last is None else last,
+        "output": out.get("response", ""),
         "reference": inp.get("expected_output", ""),
         "expected_output": inp.get("expected_output", ""),
         "messages": inp.get("all_messages", []),
     }
-    last_input = _last_content(inp.get("all_messages"))
-    if last_input is None:
-        last_input = _first(row, "question", "request", "prompt")
-    if last_input is not None:
-        family["input"] = last_input
-    if "response" in out:
-        family["output"] = out["response"]
     given = row.get("log")
     if isinstance(given, Mapping):
         family.update(given)
@@ -95,12 +135,13 @@ def _log_family(row: Mapping[str, Any], inp: Mapping[str, Any], out: Mapping[str
 
 
 def _attach(given: Any, family: dict[str, Any]) -> Any:
-    """What a namespace root holds: the family, or a text column that also reaches the family."""
+    """What a namespace root holds: the family, or the column's own value (text, a number, a list) for the
+    Oumi form ``{output}`` that also reaches the family through dotted paths."""
     if isinstance(given, str):
         return TextWithFields(given, family)
     if given is None or isinstance(given, Mapping):
         return family
-    return given  # another kind of column (a list, a number) stays what it is
+    return ValueWithFields(given, family)
 
 
 def build_namespace(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,14 +186,19 @@ def side_namespace(value: Any, error: Any = None, name: str = "response_a") -> T
     """
     obj = side_object(value)
     err = error if error not in (None, "") else side_error(value)
-    text = value if obj is None else obj.get("response", obj.get("content"))
-    if text is None and err is None:
+    text_given = obj is None or obj.get("response", obj.get("content")) is not None
+    calls_given = obj is not None and bool(obj.get("tool_calls") or obj.get("tools_called"))
+    if not text_given and not calls_given and err is None:
         raise MissingValue(f"{name}.output.response")
-    text = "" if text is None else str(text)
+    if obj is None:
+        items = output_items("" if value is None else str(value))
+    else:
+        items = output_items({**obj, "tool_calls": obj.get("tool_calls") or obj.get("tools_called") or []})
+    text, tools, transcript = answer_parts(items)
     out: dict[str, Any] = {
         "response": text,
-        "tools_called": (obj or {}).get("tools_called") or [],
-        "messages": (obj or {}).get("messages") or [{"role": "assistant", "content": text}],
+        "tools_called": tools,
+        "messages": (obj or {}).get("messages") or transcript,
         "error": "" if err is None else str(err),
     }
     inp: dict[str, Any] = {"all_messages": [], "expected_output": "", "system_instructions": ""}
@@ -164,11 +210,3 @@ def side_namespace(value: Any, error: Any = None, name: str = "response_a") -> T
         "messages": [],
     }
     return TextWithFields(text, {"input": inp, "output": out, "log": log})
-
-
-def _last_content(messages: Any) -> Any:
-    if isinstance(messages, list) and messages:
-        last = messages[-1]
-        if isinstance(last, Mapping):
-            return last.get("content")
-    return None

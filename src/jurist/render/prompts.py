@@ -3,7 +3,8 @@
 Layout, shared prefix first (what a prefix cache can reuse across rows):
 
 1. ``system``: the system instruction (template variables filled in), the rubric's criteria, and the
-   exact output-format instructions of the judge's :class:`~jurist.answer.spec.OutputSpec`;
+   exact output-format instructions of the judge's :class:`~jurist.answer.spec.OutputSpec` (left out with
+   ``judge_params.format_instructions: false``, as evaluatorq's jury prompts are);
 2. one ``user`` / ``assistant`` pair per few-shot example: the prompt template filled with the example's
    values, and a well-formed answer holding the example's judgment(s) and explanation(s);
 3. ``user``: the prompt template filled with the row.
@@ -27,10 +28,10 @@ from typing import Any
 from jurist.answer.spec import OutputSpec
 from jurist.backends.base import Message
 from jurist.config.models import JudgeConfig
+from jurist.config.templates import Template
 from jurist.config.types import JudgmentType
 from jurist.errors import ConfigError
-from jurist.render.namespace import build_namespace
-from jurist.render.templates import Template
+from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
 
 logger = logging.getLogger("jurist")
 
@@ -67,12 +68,22 @@ class PromptBuilder:
         self.user_template = Template(jp.prompt_template).substitute(variables)
         system_parts = []
         if jp.system_instruction and jp.system_instruction.strip():
-            system_parts.append(jp.system_instruction.strip())
+            # as written when nothing follows it (evaluatorq's prompts, byte for byte), else trimmed
+            alone = not jp.format_instructions and config.rubric_judge_params is None
+            system_parts.append(jp.system_instruction if alone else jp.system_instruction.strip())
         if config.rubric_judge_params is not None:
             system_parts.append(_criteria_text(config))
-        system_parts.append(spec.instructions())
-        self.system_template = Template("\n\n".join(system_parts)).substitute(variables)
+        if jp.format_instructions:
+            system_parts.append(spec.instructions())
+        system = "\n\n".join(system_parts)
+        self.system_template = Template(system).substitute(variables)
         self._check_namespace(config)
+        # only {{dotted.path}} placeholders and the input/output/log roots read the derived namespace
+        self._reads_namespace = any(
+            p.dotted or p.root in NAMESPACE_ROOTS
+            for t in (self.system_template, self.user_template)
+            for p in t.placeholders
+        )
         shots: list[Message] = []
         for example in jp.examples:
             shots.append(Message("user", self.user_template.render_lenient(build_namespace(example))))
@@ -87,6 +98,14 @@ class PromptBuilder:
                 "judge_params.template_variables.criteria (or use a rubric)",
                 source=config.name or "<python>",
                 field="judge_params.prompt_template",
+            )
+        unread = list(dict.fromkeys(text for t in templates for text in t.unread))
+        if unread:
+            logger.warning(
+                "judge %s: %s stay literal text in the prompt: a path's list index is written [0] or [-1] "
+                "(no spaces), e.g. {{input.all_messages[-1].content}}",
+                config.name or "<python>",
+                ", ".join(unread),
             )
         literals = list(dict.fromkeys(text for t in templates for text in t.literals))
         if literals:
@@ -103,8 +122,8 @@ class PromptBuilder:
         return self.user_template.names | self.system_template.names
 
     def render(self, row: Mapping[str, Any], notes: list[str] | None = None) -> tuple[Message, ...]:
-        """The messages for one row (:class:`~jurist.render.templates.MissingValue` for a missing field)."""
-        namespace = build_namespace(row)
+        """The messages for one row (:class:`~jurist.config.templates.MissingValue` for a missing field)."""
+        namespace = build_namespace(row) if self._reads_namespace else row
         system = self.system_template.render(namespace, notes)
         user = self.user_template.render(namespace, notes)
         return (Message("system", system), *self.examples, Message("user", user))

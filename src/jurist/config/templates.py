@@ -3,10 +3,12 @@
 Grammar, decided once here and used both to list a template's inputs and to render it:
 
 * ``{name}``: ``name`` is an identifier; it is looked up in the row (a list or dict value renders as JSON).
-* ``{{ path }}``: ``path`` is dotted (``input.expected_output``, ``messages.0.content``); it is looked up in
-  the row's namespace (:func:`jurist.render.namespace.build_namespace`). A path that ends on an object
-  renders as the literal ``{{path}}`` (an object has no single sensible string form) and is reported in
-  the ``notes`` list given to :meth:`Template.render`.
+* ``{{ path }}``: ``path`` is dotted, with evaluatorq's list indices (``input.all_messages[0].content``,
+  ``[-1]`` for the last; jurist also reads ``messages.0.content``); it is looked up in the row's namespace
+  (:func:`jurist.render.namespace.build_namespace`) and rendered as evaluatorq renders it
+  (:func:`format_value`, evaluatorq's layout: a list or object as indented JSON, ``True``/``False``).
+  Any other ``{{...}}`` (spaces inside, an unsupported index form such as ``[ 0]`` or ``["a"]``) stays
+  literal text; :attr:`Template.unread` lists those that look like a path, so a judge can warn once.
 * The bare evaluatorq objects ``{{input}}``, ``{{output}}``, ``{{log}}``, ``{{response_a}}`` and
   ``{{response_b}}`` always stay literal text (:data:`BARE_OBJECTS`; evaluatorq removed them) and are not
   read from the row: a judge lists them in :attr:`Template.literals` and warns once.
@@ -25,9 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 _TOKEN = re.compile(
-    r"\{\{\s*(?P<path>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}"
+    r"\{\{\s*(?P<path>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+|\[-?\d+\])*)\s*\}\}"
     r"|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}(?!\})"
 )
+_STEP = re.compile(r"\.?([A-Za-z0-9_]+)|(\[-?\d+\])")
+_CURLY = re.compile(r"\{\{(.*?)\}\}")
+_PATHLIKE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_.]*[\[\]]")
 
 
 BARE_OBJECTS = frozenset({"input", "output", "log", "response_a", "response_b"})
@@ -81,7 +86,7 @@ class Template:
             if match.start() > pos:
                 parts.append(text[pos : match.start()])
             if match.group("path") is not None:
-                path = tuple(match.group("path").split("."))
+                path = tuple(a or b for a, b in _STEP.findall(match.group("path")))
                 parts.append(Placeholder(path, True, match.group(0)))
             else:
                 parts.append(Placeholder((match.group("name"),), False, match.group(0)))
@@ -93,6 +98,15 @@ class Template:
     @property
     def placeholders(self) -> tuple[Placeholder, ...]:
         return tuple(p for p in self._parts if isinstance(p, Placeholder))
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        """``{{...}}`` texts that look like an indexed path but are not one this grammar reads (they stay
+        literal, as in evaluatorq)."""
+        literal = "".join(p for p in self._parts if isinstance(p, str))
+        return tuple(
+            dict.fromkeys(m.group(0) for m in _CURLY.finditer(literal) if _PATHLIKE.match(m.group(1)))
+        )
 
     @property
     def names(self) -> set[str]:
@@ -129,14 +143,11 @@ class Template:
                 out.append(part.text)
                 continue
             value = lookup(row, part.path)
+            if isinstance(value, ValueWithFields):
+                value = value.value
             if value is None:
-                raise MissingValue(".".join(part.path))
-            if part.dotted and isinstance(value, Mapping):
-                if notes is not None:
-                    notes.append(f"{part.text} names an object, not a value; left as literal text")
-                out.append(part.text)
-                continue
-            out.append(_stringify(value))
+                raise MissingValue(dotted_name(part.path))
+            out.append(format_value(value) if part.dotted else _stringify(value))
         return "".join(out)
 
     def render_lenient(self, row: Mapping[str, Any]) -> str:
@@ -149,8 +160,25 @@ class Template:
                 out.append(part.text)
             else:
                 value = lookup(row, part.path)
-                out.append("" if value is None else _stringify(value))
+                if isinstance(value, ValueWithFields):
+                    value = value.value
+                if value is None:
+                    out.append("")
+                else:
+                    out.append(format_value(value) if part.dotted else _stringify(value))
         return "".join(out)
+
+
+class ValueWithFields:
+    """A column value that is neither text nor an object (a number, a list) and also has named fields: the
+    Oumi form ``{output}`` renders the value, a dotted path ``{{output.response}}`` descends into
+    ``fields``."""
+
+    __slots__ = ("fields", "value")
+
+    def __init__(self, value: Any, fields: Mapping[str, Any]) -> None:
+        self.value = value
+        self.fields = fields
 
 
 class TextWithFields(str):
@@ -168,13 +196,26 @@ class TextWithFields(str):
         return obj
 
 
+def dotted_name(path: tuple[str, ...]) -> str:
+    """A path as written: ``messages[0].content``."""
+    return "".join(step if step.startswith("[") or i == 0 else "." + step for i, step in enumerate(path))
+
+
 def lookup(data: Any, path: tuple[str, ...]) -> Any:
-    """Follow ``path`` through dicts (by key) and lists (by index); None when any step is missing."""
+    """Follow ``path`` through dicts (by key) and lists (by ``[i]`` index, negative from the end, or a
+    ``.i`` step); None when any step is missing."""
     node = data
     for step in path:
-        if isinstance(node, TextWithFields):
+        if isinstance(node, TextWithFields | ValueWithFields):
             node = node.fields
-        if isinstance(node, Mapping):
+        if step.startswith("["):
+            if not isinstance(node, list | tuple):
+                return None
+            index = int(step[1:-1])
+            if not -len(node) <= index < len(node):
+                return None
+            node = node[index]
+        elif isinstance(node, Mapping):
             if step not in node:
                 return None
             node = node[step]
@@ -191,3 +232,22 @@ def lookup(data: Any, path: tuple[str, ...]) -> Any:
 def placeholders_in(text: str) -> set[str]:
     """Root names of every placeholder in ``text``."""
     return Template(text).names
+
+
+def format_value(value: Any) -> str:
+    """A ``{{path}}`` value as prompt text: lists and objects as 2-space indented JSON, text as it is,
+    anything else as Python's ``str``."""
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(plain_json(value), indent=2, default=str)
+    if isinstance(value, str):
+        return value
+    return str(value)
+
+
+def plain_json(value: Any) -> Any:
+    """Mappings and sequences as plain dicts and lists, for ``json.dumps``."""
+    if isinstance(value, Mapping):
+        return {k: plain_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_json(v) for v in value]
+    return value

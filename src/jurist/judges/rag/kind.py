@@ -1,7 +1,7 @@
 """The RAG judge kind: a config with ``rag_judge_params`` -> a metric computed in steps, one row's output.
 
-For each row the kind reads the metric's inputs (:mod:`jurist.rag.inputs`), renders the case once
-(``judge_params.prompt_template``) and runs the metric's flow (:mod:`jurist.rag.flows`): each step becomes a
+For each row the kind reads the metric's inputs (:mod:`.inputs`), renders the case once
+(``judge_params.prompt_template``) and runs the metric's flow (:mod:`.flows`): each step becomes a
 :class:`~jurist.judges.base.Step` whose ``finish`` reads the answers and returns the next step or the row's
 output. The engine therefore sends one step for every row of a chunk in one call.
 
@@ -24,18 +24,18 @@ from typing import Any
 import pyarrow as pa
 
 from jurist.backends.base import ConstraintKind, GenerationRequest
+from jurist.config.rag import RAG_INPUTS, RagJudgeParams, RagMetric
+from jurist.config.templates import Template
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
-from jurist.rag.flows import DETAILS, FLOWS, SUMMARIES, Flow, Outcome
-from jurist.rag.inputs import Case, CaseError, read_case
-from jurist.rag.params import RAG_INPUTS, RagJudgeParams, RagMetric
-from jurist.rag.prompts import NONE_GIVEN, PROMPT_VERSION, numbered_contexts, tasks_fingerprint
-from jurist.rag.schemas import Rating, Statements, Verdicts
-from jurist.rag.steps import Ask, build_request, read_step
+from jurist.judges.rag.flows import DETAILS, FLOWS, SUMMARIES, Flow, Outcome
+from jurist.judges.rag.inputs import Case, CaseError, read_case
+from jurist.judges.rag.prompts import NONE_GIVEN, PROMPT_VERSION, numbered_contexts, tasks_fingerprint
+from jurist.judges.rag.schemas import Rating, Statements, Verdicts
+from jurist.judges.rag.steps import Ask, build_request, read_step
 from jurist.render.namespace import build_namespace
-from jurist.render.templates import Template
 
 
 def _detail_column(name: str, kind: pa.DataType) -> Column:
@@ -44,6 +44,9 @@ def _detail_column(name: str, kind: pa.DataType) -> Column:
 
 class RagJudge(JudgeKind):
     """A judge of ``rag_judge_params`` configs: one metric, one or two steps per row."""
+
+    kind_name = "rag"
+    section = "rag_judge_params"
 
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)
@@ -54,9 +57,15 @@ class RagJudge(JudgeKind):
         self.system = Template(jp.system_instruction or "").substitute(jp.template_variables)
         self.case_template = parts.prompt.user_template
         self.details = DETAILS[params.metric]
-        # the judge's prompt and answer shapes are this kind's, not the pointwise spec's: provenance says so
-        parts.prompt_hash = self.prompt_fingerprint()
-        parts.schema_hash = self.schema_fingerprint()
+
+    # the judge's prompt and answer shapes are this kind's, not the pointwise spec's: provenance says so
+    @cached_property
+    def prompt_hash(self) -> str:
+        return self.prompt_fingerprint()
+
+    @cached_property
+    def schema_hash(self) -> str:
+        return self.schema_fingerprint()
 
     # ------------------------------------------------------------------------------ description
     @property

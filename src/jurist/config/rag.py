@@ -1,12 +1,13 @@
 """The ``rag_judge_params`` config section: which RAG metric a judge computes, its bounds, its inputs.
 
-A config with this section is a RAG judge (:class:`~jurist.rag.kind.RagJudge`). Its ``judge_params``
+A config with this section is a RAG judge (:class:`~jurist.judges.rag.kind.RagJudge`). Its ``judge_params``
 keep two jobs: ``system_instruction`` is the system message of every step, and ``prompt_template`` shows
 the row's material (the *case*: contexts, question, answer, reference), which every step of a row repeats
 word for word before its own task, so that a prefix cache reuses it from step to step. The template reads
 the metric's inputs as ``{question}``, ``{answer}``, ``{contexts}`` (numbered ``[1]``, ``[2]``...) and
 ``{reference}``, filled from the first of each ``*_field`` candidate columns a row has. What the steps ask
-and how they answer is fixed by the metric (:mod:`jurist.rag.prompts`, :mod:`jurist.rag.schemas`).
+and how they answer is fixed by the metric (the RAG judge kind's prompts and schemas,
+:mod:`jurist.judges.rag`).
 
 This module imports nothing from jurist but the config base types and the template grammar, so
 :mod:`jurist.config.models` can hold the section.
@@ -21,8 +22,8 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from jurist.config.templates import placeholders_in
 from jurist.config.types import StrictModel
-from jurist.render.templates import placeholders_in
 
 
 class RagMetric(str, enum.Enum):

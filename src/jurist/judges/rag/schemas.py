@@ -27,23 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jurist.answer.jsontext import first_json_object, json_string_max_bytes, json_string_regex
 from jurist.backends.base import Constraint, ConstraintKind
 
-_CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/nt])'  # a JSON string character: not a quote, backslash or control
-_CHAR_MAX_BYTES = 4  # a UTF-8 character, or a two-character escape
 YES_NO = ("Yes", "No")
 
 
 class InvalidAnswer(ValueError):
     """A step's answer cannot be read as its shape, or breaks a rule of it (the message says which)."""
-
-
-def _string(min_chars: int, max_chars: int) -> str:
-    return f'"{_CHAR}{{{min_chars},{max_chars}}}"'
-
-
-def _string_bytes(max_chars: int) -> int:
-    return max_chars * _CHAR_MAX_BYTES + 2
 
 
 def _key(name: str) -> str:
@@ -52,17 +43,7 @@ def _key(name: str) -> str:
 
 def extract_object(text: str) -> dict[str, Any]:
     """The first JSON object in ``text`` (the whole text, else the first ``{`` that starts one)."""
-    try:
-        found: Any = json.loads(text)
-    except json.JSONDecodeError:
-        found = None
-        decoder = json.JSONDecoder()
-        for match in re.finditer(r"\{", text):
-            try:
-                found, _ = decoder.raw_decode(text, match.start())
-                break
-            except json.JSONDecodeError:
-                continue
+    found = first_json_object(text)
     if not isinstance(found, dict):
         raise InvalidAnswer("no JSON object in the answer")
     return found
@@ -147,7 +128,7 @@ class Statements(StepSchema):
     max_chars: int
 
     def regex(self) -> str:
-        item = _string(1, self.max_chars)
+        item = json_string_regex(1, self.max_chars)
         items = f"(?:{item}(?:, {item}){{0,{self.max_items - 1}}})?"
         return r"\{" + _key("statements") + r"\[" + items + r"\]\}"
 
@@ -162,7 +143,7 @@ class Statements(StepSchema):
 
     def max_bytes(self) -> int:
         frame = len('{"statements": []}')
-        return frame + self.max_items * _string_bytes(self.max_chars) + 2 * (self.max_items - 1)
+        return frame + self.max_items * json_string_max_bytes(self.max_chars) + 2 * (self.max_items - 1)
 
     def instructions(self) -> str:
         return (
@@ -193,7 +174,7 @@ class Verdicts(StepSchema):
             raise ValueError("a verdict list needs at least one item")
 
     def _entry(self, index: str) -> str:
-        reason = f", {_key('reason')}{_string(0, self.reason_chars)}" if self.reason_chars else ""
+        reason = f", {_key('reason')}{json_string_regex(0, self.reason_chars)}" if self.reason_chars else ""
         verdict = "(?:" + "|".join(f'"{label}"' for label in YES_NO) + ")"
         return r"\{" + _key("index") + index + reason + ", " + _key("verdict") + verdict + r"\}"
 
@@ -221,7 +202,7 @@ class Verdicts(StepSchema):
         }
 
     def max_bytes(self) -> int:
-        reason = len(', "reason": ') + _string_bytes(self.reason_chars) if self.reason_chars else 0
+        reason = len(', "reason": ') + json_string_max_bytes(self.reason_chars) if self.reason_chars else 0
         digits = len(str(self.count))
         entry = len('{"index": , "verdict": "Yes"}') + digits + reason
         return len('{"verdicts": []}') + self.count * entry + 2 * (self.count - 1)
@@ -269,7 +250,7 @@ class Rating(StepSchema):
 
     def regex(self) -> str:
         numbers = sorted((str(n) for n in range(1, self.scale + 1)), key=len, reverse=True)
-        reason = _key("reason") + _string(0, self.reason_chars) + ", " if self.reason_chars else ""
+        reason = _key("reason") + json_string_regex(0, self.reason_chars) + ", " if self.reason_chars else ""
         return r"\{" + reason + _key("score") + "(?:" + "|".join(numbers) + r")\}"
 
     def json_schema(self) -> dict[str, Any]:
@@ -285,7 +266,7 @@ class Rating(StepSchema):
         }
 
     def max_bytes(self) -> int:
-        reason = len('"reason": , ') + _string_bytes(self.reason_chars) if self.reason_chars else 0
+        reason = len('"reason": , ') + json_string_max_bytes(self.reason_chars) if self.reason_chars else 0
         return len('{"score": }') + len(str(self.scale)) + reason
 
     def instructions(self) -> str:

@@ -5,7 +5,7 @@ a value for. Text inputs may be strings or numbers. Contexts (:func:`context_tex
 context) or a list of strings, of mappings with a ``text``, ``page_content`` or ``content`` string, or of
 objects with such an attribute (LangChain-style documents); in a row, a string that holds a JSON array
 (contexts saved in a CSV file) is that array. A required input that is absent raises
-:class:`~jurist.render.templates.MissingValue` (the row's status is then ``missing_input``); a value of the
+:class:`~jurist.config.templates.MissingValue` (the row's status is then ``missing_input``); a value of the
 wrong type raises :class:`CaseError` (``bad_input``).
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jurist.config.rag import RagJudgeParams, RagMetric
+from jurist.config.templates import MissingValue
 from jurist.judges.pairwise import first_present
-from jurist.rag.params import RagJudgeParams, RagMetric
-from jurist.render.templates import MissingValue
 
 TEXT_KEYS = ("text", "page_content", "content")
 

@@ -1,8 +1,8 @@
 """Each RAG metric as a sequence of steps.
 
-A flow is a generator: it yields the asks of a step (:class:`~jurist.rag.steps.Ask`, several when they are
+A flow is a generator: it yields the asks of a step (:class:`.steps.Ask`, several when they are
 independent, e.g. the statements of the answer and of the reference), receives their values in the same
-order, and returns the row's :class:`Outcome`. The judge kind (:mod:`jurist.rag.kind`) turns every yield
+order, and returns the row's :class:`Outcome`. The judge kind (:mod:`.kind`) turns every yield
 into one engine step, so the engine sends the step for every row of a chunk together: first every row's
 extraction, then every row's verification. A flow that returns before its first yield makes no call.
 
@@ -29,10 +29,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.rag.formulas import Scored, average_precision, fraction, rating_score, statement_f1
-from jurist.rag.inputs import Case
-from jurist.rag.params import RagJudgeParams, RagMetric
-from jurist.rag.prompts import (
+from jurist.config.rag import RagJudgeParams, RagMetric
+from jurist.judges.rag.formulas import Scored, average_precision, fraction, rating_score, statement_f1
+from jurist.judges.rag.inputs import Case
+from jurist.judges.rag.prompts import (
     Check,
     Source,
     criteria_task,
@@ -41,8 +41,8 @@ from jurist.rag.prompts import (
     relevance_task,
     verify_task,
 )
-from jurist.rag.schemas import Rating, Statements, Verdicts
-from jurist.rag.steps import Ask
+from jurist.judges.rag.schemas import Rating, Statements, Verdicts
+from jurist.judges.rag.steps import Ask
 
 NO_CONTEXTS = "no contexts were given (no call made)"
 

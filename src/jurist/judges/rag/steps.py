@@ -19,8 +19,8 @@ from jurist.answer.reading import ReadStatus
 from jurist.backends.base import Completion, ConstraintKind, GenerationRequest, Message
 from jurist.judges.base import Answer
 from jurist.judges.parts import UNGUIDED_MAX_TOKENS, JudgeParts
-from jurist.rag.prompts import user_message
-from jurist.rag.schemas import InvalidAnswer, StepSchema, extract_object
+from jurist.judges.rag.prompts import user_message
+from jurist.judges.rag.schemas import InvalidAnswer, StepSchema, extract_object
 
 
 @dataclass(frozen=True)

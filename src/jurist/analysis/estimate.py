@@ -1,0 +1,242 @@
+"""Prediction-powered estimates (PPI++): a judge's verdicts on every row, corrected by a labelled sample.
+
+The judge's mean score is a biased estimate of the mean human label; the labels alone are unbiased but
+few. PPI++ (Angelopoulos, Duchi and Zrnic, 2023) combines them. With ``n`` labelled rows (labels ``y``,
+judge scores ``f``) drawn at random from the judged rows and ``N`` unlabelled rows (judge scores ``g``):
+
+    theta = lam * mean(g) + mean(y - lam * f)
+    se    = sqrt(var(lam * g) / N + var(y - lam * f) / n)        (population variances)
+    lam   = cov(y, f) / ((1 + n / N) * var(f and g together)),   clipped to [0, 1]
+
+``lam`` (power tuning) is the weight that minimises the variance: 0 when the judge tells nothing about the
+labels (the estimate is then the labels' mean), near 1 for a good judge. The interval is
+``theta +- z * se`` with ``z`` the normal quantile of the confidence, as in the ``ppi-python`` package.
+
+Beside it, :func:`ppi_mean` gives the labels-only mean (``mean(y) +- z * sd(y) / sqrt(n)``), the judge-only
+mean over every row (whose interval says nothing about its bias) and the effective number of labels: how
+many labels alone would give the PPI++ interval's width. The difference of two independent estimates (two
+groups of rows, :func:`difference`) adds their variances. :func:`estimate_judge` does this for one judge
+of a result table, overall and per group of a column.
+
+The labelled rows must be a random sample of the judged rows: PPI's guarantee rests on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels
+from jurist.errors import InputError
+from jurist.io.results import ResultTable
+
+MIN_LABELS = 2
+FEW_LABELS = 30
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its standard error and its two-sided interval at ``confidence``."""
+
+    estimate: float
+    se: float
+    low: float
+    high: float
+    confidence: float
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    @classmethod
+    def normal(cls, estimate: float, se: float, confidence: float) -> Interval:
+        z = float(stats.norm.ppf(0.5 + confidence / 2))
+        return cls(float(estimate), float(se), float(estimate - z * se), float(estimate + z * se), confidence)
+
+
+@dataclass(frozen=True)
+class MeanEstimate:
+    """The PPI++ estimate of the mean label, beside the labels-only and judge-only means."""
+
+    ppi: Interval
+    labels_only: Interval
+    judge_only: Interval
+    lam: float
+    labelled: int
+    unlabelled: int
+
+    @property
+    def effective_labels(self) -> float:
+        """How many labels alone would give an interval as narrow as PPI++'s: ``n * se_labels² / se_ppi²``."""
+        if self.ppi.se == 0:
+            return float("inf")
+        return self.labelled * (self.labels_only.se / self.ppi.se) ** 2
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ppi": asdict(self.ppi),
+            "labels_only": asdict(self.labels_only),
+            "judge_only": asdict(self.judge_only),
+            "lambda": self.lam,
+            "labelled_rows": self.labelled,
+            "unlabelled_rows": self.unlabelled,
+            "effective_labels": self.effective_labels,
+        }
+
+
+def power_tuning(y: np.ndarray, f: np.ndarray, g: np.ndarray) -> float:
+    """PPI++'s variance-minimising ``lam`` for a mean, clipped to [0, 1] (0 when the scores do not vary)."""
+    n, big_n = len(y), len(g)
+    together = np.concatenate([f, g])
+    spread = float(np.var(together, ddof=1)) if len(together) > 1 else 0.0
+    if spread == 0.0:
+        return 0.0
+    covariance = float(np.mean((y - y.mean()) * (f - f.mean())))
+    return float(np.clip(covariance / ((1 + n / big_n) * spread), 0.0, 1.0))
+
+
+def ppi_mean(
+    labels: Sequence[float] | np.ndarray,
+    labelled_scores: Sequence[float] | np.ndarray,
+    unlabelled_scores: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    lam: float | None = None,
+) -> MeanEstimate:
+    """The PPI++ estimate of the mean label from ``n`` labels with the judge's scores on those rows and the
+    judge's scores on ``N`` unlabelled rows; ``lam`` fixed (1 is plain PPI) or, by default, tuned."""
+    if not 0 < confidence < 1:
+        raise InputError(f"the confidence must lie between 0 and 1, not {confidence}")
+    y = np.asarray(labels, dtype=float)
+    f = np.asarray(labelled_scores, dtype=float)
+    g = np.asarray(unlabelled_scores, dtype=float)
+    if len(y) != len(f):
+        raise ValueError(f"{len(y)} labels for {len(f)} labelled scores")
+    if len(y) < MIN_LABELS:
+        raise InputError(f"an estimate needs at least {MIN_LABELS} labelled rows with a score, not {len(y)}")
+    # every row labelled: nothing to add to the labels (lam 0, the labels' mean)
+    weight = 0.0 if len(g) == 0 else power_tuning(y, f, g) if lam is None else float(lam)
+    theta = weight * (g.mean() if len(g) else 0.0) + (y - weight * f).mean()
+    se = np.sqrt((np.var(weight * g) / len(g) if len(g) else 0.0) + np.var(y - weight * f) / len(y))
+    everything = np.concatenate([f, g])
+    labels_only = Interval.normal(y.mean(), np.std(y, ddof=1) / np.sqrt(len(y)), confidence)
+    return MeanEstimate(
+        ppi=Interval.normal(theta, se, confidence) if len(g) else labels_only,
+        labels_only=labels_only,
+        judge_only=Interval.normal(
+            everything.mean(), np.std(everything, ddof=1) / np.sqrt(len(everything)), confidence
+        ),
+        lam=weight,
+        labelled=len(y),
+        unlabelled=len(g),
+    )
+
+
+def split_rows(
+    labels: Sequence[float | None] | np.ndarray, scores: Sequence[float | None] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(labels, scores on the labelled rows, scores on the unlabelled rows) from one label (NaN or None
+    when unlabelled) and one score (NaN or None when the judge gave none) per row; rows without a score
+    are left out, labelled or not."""
+    y = np.asarray([np.nan if v is None else v for v in labels], dtype=float)
+    s = np.asarray([np.nan if v is None else v for v in scores], dtype=float)
+    if y.shape != s.shape:
+        raise ValueError(f"{len(y)} labels for {len(s)} scores")
+    scored = ~np.isnan(s)
+    labelled = scored & ~np.isnan(y)
+    return y[labelled], s[labelled], s[scored & np.isnan(y)]
+
+
+def difference(first: MeanEstimate, second: MeanEstimate, confidence: float = 0.95) -> dict[str, Any]:
+    """The difference ``first - second`` of two estimates on disjoint rows, each kind with its interval
+    (independent samples: the variances add)."""
+    out: dict[str, Any] = {}
+    for kind in ("ppi", "labels_only", "judge_only"):
+        a, b = getattr(first, kind), getattr(second, kind)
+        out[kind] = asdict(Interval.normal(a.estimate - b.estimate, float(np.hypot(a.se, b.se)), confidence))
+    return out
+
+
+def estimate_judge(
+    results: ResultTable,
+    name: str,
+    labels: Sequence[Any],
+    *,
+    column: str | None = None,
+    confidence: float = 0.95,
+    by: str | None = None,
+    compare: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The PPI++ estimate of the mean label from one judge's ``column`` (default: its score) and one raw
+    label per row (None where unlabelled); with ``by``, one estimate per group of that column, and with
+    ``compare`` (two groups) their difference."""
+    judge = results.judge(name)
+    target = column or judge.score
+    results.require(target)
+    truth = normalize_labels(labels, is_pairwise(results, judge))
+    row_ids = results.values(results.id_column) if results.id_column else None
+    targets = label_targets(truth, judge, row_ids)
+    scores = [_number(v, target) for v in results.values(target)]
+    report: dict[str, Any] = {"column": target, "rows": results.num_rows}
+    report["overall"] = _estimate(targets, scores, confidence)
+    if by is None:
+        if compare:
+            raise InputError("--compare names two groups of --by COLUMN; give --by")
+        return report
+    results.require(by)
+    groups = [None if g is None else str(g) for g in results.values(by)]
+    names = sorted({g for g in groups if g is not None})
+    per_group: dict[str, Any] = {}
+    estimates: dict[str, MeanEstimate] = {}
+    for group in names:
+        members = [i for i, g in enumerate(groups) if g == group]
+        y, f, g = split_rows([targets[i] for i in members], [scores[i] for i in members])
+        if len(y) < MIN_LABELS:
+            per_group[group] = {"skipped": f"{len(y)} labelled rows with a score"}
+            continue
+        estimates[group] = ppi_mean(y, f, g, confidence=confidence)
+        per_group[group] = estimates[group].as_dict()
+    report["by"] = {"column": by, "groups": per_group}
+    if compare:
+        if len(compare) != 2:
+            raise InputError(f"--compare takes two groups of {by!r}, not {len(compare)}")
+        for group in compare:
+            if group not in estimates:
+                raise InputError(
+                    f"--compare group {group!r} has no estimate (groups of {by!r}: {', '.join(names)})"
+                )
+        first, second = compare
+        report["compare"] = {
+            "first": first,
+            "second": second,
+            **difference(estimates[first], estimates[second], confidence),
+        }
+    return report
+
+
+def _estimate(
+    targets: Sequence[float | None], scores: Sequence[float | None], confidence: float
+) -> dict[str, Any]:
+    y, f, g = split_rows(targets, scores)
+    estimate = ppi_mean(y, f, g, confidence=confidence)
+    out = estimate.as_dict()
+    if len(y) < FEW_LABELS:
+        out["warning"] = (
+            f"only {len(y)} labelled rows match: the interval's normal approximation wants "
+            f"{FEW_LABELS} or more"
+        )
+    return out
+
+
+def _number(value: Any, column: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool | int | float):
+        return float(value)
+    raise InputError(
+        f"column {column!r} holds {type(value).__name__} values, not numbers: pick a score column"
+    )

@@ -1,0 +1,118 @@
+"""What a cascade stage's confidence and verdict are, per judge kind, and whether stages judge alike.
+
+========================================  ==================================================================
+judge                                     confidence of a row
+========================================  ==================================================================
+pointwise, LOGPROBS (or label             the probability of the most likely label of the judgment
+probabilities of a generated label)       (``<judge>.judgment_confidence``)
+pairwise, LOGPROBS                        the order-averaged probability of the winning side (``p_a`` for A,
+                                          ``1 - p_a`` for B); orders that disagree, and ties, count 0
+pairwise, generated                       agreement of the two orders: 1 when both name the same side, else 0
+========================================  ==================================================================
+
+A row whose output is not ``ok`` has no confidence (None): it is never kept by a threshold. Pointwise
+judges that only generate text have no confidence here; they are refused as a stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jurist.errors import ConfigError
+from jurist.judges.judge import Judge
+from jurist.judges.outputs import JudgeOutput
+
+JUDGMENT = "judgment"
+
+
+@dataclass(frozen=True)
+class ConfidenceSource:
+    """How a stage's confidence is read: ``name`` (``label_probability``, ``order_averaged_probability``
+    or ``order_agreement``) and a sentence for people."""
+
+    name: str
+    description: str
+
+
+def confidence_source(judge: Judge) -> ConfidenceSource:
+    """The confidence a judge gives as a cascade stage; a :class:`ConfigError` naming why for a judge that
+    gives none."""
+    kind = judge.kind.kind_name
+    if kind == "pairwise":
+        if judge.parts.logprob_scoring:
+            return ConfidenceSource(
+                "order_averaged_probability",
+                "the winning side's probability averaged over both orders (inconsistent orders: 0)",
+            )
+        return ConfidenceSource("order_agreement", "agreement of the two orders (1 consistent, 0 not)")
+    if kind == "pointwise":
+        fields = {f.name for f in judge.parts.label_fields}
+        if JUDGMENT in fields:
+            return ConfidenceSource("label_probability", "the probability of the most likely judgment label")
+        raise ConfigError(
+            f"judge {judge.name!r} gives no confidence for a cascade: score it with "
+            "judge_params.scoring: LOGPROBS (or judge_params.label_probabilities: true) "
+            "on a judgment with labels",
+            field="judge_params.scoring",
+        )
+    raise ConfigError(f"judge {judge.name!r} is a {kind} judge; a cascade stage is pointwise or pairwise")
+
+
+def verdict_of(judge: Judge, output: JudgeOutput) -> Any:
+    """The row's verdict: the winner of a pairwise judge (None when inconclusive), else the judgment."""
+    if judge.kind.kind_name == "pairwise":
+        winner = output.field_values.get("winner")
+        return None if winner in (None, "inconclusive") else winner
+    return output.field_values.get(JUDGMENT)
+
+
+def confidence_of(judge: Judge, output: JudgeOutput) -> float | None:
+    """The row's confidence (see the module); None for an output that is not ``ok``."""
+    if not output.ok:
+        return None
+    if judge.kind.kind_name == "pairwise":
+        winner = output.field_values.get("winner")
+        if not output.field_values.get("position_consistent") or winner not in ("a", "b"):
+            return 0.0
+        if not judge.parts.logprob_scoring:
+            return 1.0
+        p_a = output.extras.get("p_a")
+        if p_a is None:
+            return None
+        return float(p_a) if winner == "a" else 1.0 - float(p_a)
+    value = output.extras.get(f"{JUDGMENT}_confidence")
+    return None if value is None else float(value)
+
+
+def judgment_of(judge: Judge) -> dict[str, Any]:
+    """What a stage's verdicts can be: its kind and its judgment's type and labels."""
+    if judge.kind.kind_name == "pairwise":
+        pair = judge.config.pairwise_judge_params
+        assert pair is not None
+        return {"kind": "pairwise", "ties allowed": bool(pair.allow_tie)}
+    field = next((f for f in judge.spec.judgment_fields if f.name == JUDGMENT), None)
+    if field is None:
+        return {"kind": judge.kind.kind_name, "judgment": None}
+    return {
+        "kind": judge.kind.kind_name,
+        "judgment type": field.judgment_type.value,
+        "labels": list(field.labels or ()),
+    }
+
+
+def check_same_judgment(judges: Sequence[Judge]) -> None:
+    """Refuse (:class:`ConfigError`, naming the difference) stages whose verdicts differ in kind or labels,
+    and stages that give no confidence."""
+    first = judgment_of(judges[0])
+    for number, judge in enumerate(judges[1:], start=2):
+        other = judgment_of(judge)
+        for key in ["kind", *sorted((set(first) | set(other)) - {"kind"})]:
+            if first.get(key) != other.get(key):
+                raise ConfigError(
+                    f"cascade stage {number} ({judge.name!r}) does not judge like stage 1 "
+                    f"({judges[0].name!r}): {key} {other.get(key)!r} where stage 1 has {first.get(key)!r}"
+                )
+    for judge in judges:
+        confidence_source(judge)

@@ -1,0 +1,112 @@
+"""The engine of a cascade run: the stage judges, their backends (one per model, made on first use and
+kept, so each stage's model loads once) and the cascade's plan; :class:`CascadeRun` adds the plan to the
+run's fingerprint."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from jurist.cascade.columns import CascadeAssembler, pairwise
+from jurist.cascade.confidence import check_same_judgment, confidence_source
+from jurist.cascade.plan import CascadePlan
+from jurist.engine.core import BackendFactory, Engine, JudgeLike
+from jurist.engine.metadata import fingerprint
+from jurist.engine.run import Run
+from jurist.engine.spec import RunSpec
+from jurist.errors import ConfigError
+from jurist.io.results import judge_entry_columns
+from jurist.io.sources import RowSource
+
+
+class CascadeEngine(Engine):
+    """An :class:`~jurist.engine.core.Engine` over the stages' judges, in stage order, with the cascade's
+    ``plan`` (set again once thresholds are calibrated)."""
+
+    def __init__(
+        self,
+        judges: Sequence[JudgeLike],
+        plan: CascadePlan,
+        backend: Any = None,
+        *,
+        backend_factory: BackendFactory | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(list(judges), backend, backend_factory=backend_factory, **options)
+        if self.panel is not None or self.calibrations:
+            raise ConfigError("a cascade runs without --panel and --calibration")
+        names = [j.name for j in self.judges]
+        if plan.name in names:
+            raise ConfigError(f"a cascade stage may not be named {plan.name!r}: the cascade's columns are")
+        check_same_judgment(self.judges)
+        self.plan = plan
+        self._stage_models: dict[int, str] = {}
+
+    @classmethod
+    def for_spec(
+        cls,
+        spec: RunSpec,
+        plan: CascadePlan,
+        backend: Any = None,
+        *,
+        backend_factory: BackendFactory | None = None,
+    ) -> CascadeEngine:
+        """The cascade engine of a run spec (its judges are the stages, in order)."""
+        return cls(
+            list(spec.judges), plan, backend, backend_factory=backend_factory, **spec.options.as_kwargs()
+        )
+
+    def assembler(self, source: RowSource) -> CascadeAssembler:
+        return CascadeAssembler(
+            source.schema, self.judges, self.plan, carry_input=self.carry_input, source=source.source
+        )
+
+    # --------------------------------------------------------------------------------- stages
+    def note_model(self, stage: int, model_id: str) -> None:
+        self._stage_models[stage] = model_id
+
+    def stage_model(self, stage: int) -> str | None:
+        """The model id a stage ran on (None before it judged a row in this process)."""
+        return self._stage_models.get(stage)
+
+    def models_by_name(self) -> dict[str, str]:
+        return {self.judges[k].name: m for k, m in self._stage_models.items()}
+
+    def judge_entry(self, source: RowSource) -> dict[str, Any]:
+        """The cascade's entry in the run metadata's judges (its kind and columns, for ResultTable)."""
+        kind = "pairwise" if pairwise(self.judges) else "pointwise"
+        entry = judge_entry_columns(self.plan.name, kind, self.assembler(source).column_names)
+        return {**entry, "cascade": True, "stages": [j.name for j in self.judges]}
+
+    def describe_plan(self) -> dict[str, Any]:
+        """The stages (judge, confidence, threshold), ``abstain`` and the calibration, for the metadata."""
+        plan = self.plan
+        stages = []
+        for number, judge in enumerate(self.judges):
+            source = confidence_source(judge)
+            stages.append(
+                {
+                    "stage": number + 1,
+                    "judge": judge.name,
+                    "confidence": source.name,
+                    "confidence_description": source.description,
+                    "threshold": plan.thresholds[number] if plan.thresholded(number) else None,
+                    "decides_all_it_sees": not plan.thresholded(number),
+                }
+            )
+        return {"name": plan.name, "stages": stages, "abstain": plan.abstain, "calibration": plan.calibration}
+
+
+class CascadeRun(Run):
+    """A :class:`~jurist.engine.run.Run` whose fingerprint also holds the cascade's plan (its thresholds
+    decide the results), over a :class:`CascadeEngine`."""
+
+    def open(self) -> tuple[RowSource, dict[str, Any], str]:
+        source, options, _ = super().open()
+        engine = self.engine
+        if not isinstance(engine, CascadeEngine):
+            raise TypeError("a CascadeRun runs a CascadeEngine")
+        decisive = {k: v for k, v in options.items() if k != "chunk_size"}
+        decisive["cascade"] = engine.plan.decisive()
+        run_id = fingerprint(engine.judges, source.identity(), decisive)
+        return source, {**options, "cascade": engine.plan.decisive()}, run_id

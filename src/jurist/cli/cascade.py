@@ -1,0 +1,130 @@
+"""``jurist judge dataset --cascade A.yaml --cascade B.yaml``: the cascade's options and how a cascade run
+is started (its engine, batch source and run type), for :func:`jurist.cli.judging.judge_dataset`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jurist.cascade.calibrate import CalibrationSettings
+from jurist.cascade.confidence import confidence_source
+from jurist.cascade.engine import CascadeRun
+from jurist.cascade.launch import CascadeSettings, prepare
+from jurist.engine.core import BackendFactory, Engine
+from jurist.engine.run import BatchSource
+from jurist.engine.spec import RunSpec
+from jurist.errors import ConfigError, InputError, JuristError
+from jurist.judges.judge import Judge
+
+CascadeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cascade",
+        help="A cascade stage's judge config, in order (repeat): stage 1 judges every row, a row below its "
+        "stage's confidence threshold goes on to the next stage.",
+    ),
+]
+ThresholdOpt = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--threshold", help="A cascade stage's confidence threshold by hand, in stage order (repeat)."
+    ),
+]
+OptionalConfigOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="Judge config: a YAML path or a built-in name. Repeat for a panel (or --cascade).",
+    ),
+]
+AbstainOpt = Annotated[
+    bool, typer.Option("--abstain", help="Cascade: the last stage abstains below its threshold too.")
+]
+TargetOpt = Annotated[
+    float, typer.Option("--target-agreement", help="Cascade: agreement with the labels kept verdicts reach.")
+]
+DeltaOpt = Annotated[float, typer.Option("--delta", help="Cascade: chance the agreement guarantee may fail.")]
+LabelsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration-labels",
+        help="Cascade: labelled rows of the input (a 'label' column; matched by row id, else by position) "
+        "on which the thresholds are calibrated.",
+    ),
+]
+
+
+def cascade_settings(
+    thresholds: list[float] | None, abstain: bool, target: float, delta: float, labels: Path | None
+) -> CascadeSettings:
+    calibration = CalibrationSettings(labels, target, delta) if labels is not None else None
+    return CascadeSettings(tuple(thresholds or ()), calibration, abstain)
+
+
+def start_cascade(
+    spec: RunSpec,
+    settings: CascadeSettings,
+    output: Path | None,
+    *,
+    placement: dict[str, Any],
+) -> tuple[Engine, BatchSource, type[CascadeRun]]:
+    """The engine, batch source and run type of a cascade run; notes from calibration go to stderr."""
+    used = [name for name, value in placement.items() if value]
+    if used:
+        raise InputError(f"a cascade runs locally, without {', '.join(used)}")
+    engine, batches, notes = prepare(spec, settings, output)
+    for note in notes:
+        typer.echo(note, err=True)
+    return engine, batches, CascadeRun
+
+
+def confidence_line(judge: Judge) -> str:
+    """What `jurist validate` says of a judge as a cascade stage."""
+    try:
+        source = confidence_source(judge)
+    except (ConfigError, JuristError) as exc:
+        return f"as a cascade stage: no confidence ({exc})"
+    return f"as a cascade stage: confidence = {source.description} ({source.name})"
+
+
+def bench_cascade(
+    refs: list[str],
+    overrides: dict[str, Any],
+    input: str,
+    rows: int,
+    output: Path,
+    settings: CascadeSettings,
+    backend_factory: BackendFactory | None = None,
+) -> list[str]:
+    """``jurist bench --cascade A --cascade B``: time a cascade over the first ``rows`` rows (calibration
+    included when thresholds are calibrated) and write OUTPUT/cascade_bench.json; returns the lines to
+    print. ``backend_factory``: how stages' backends are made (default: from their configs)."""
+    import json
+    import time
+
+    from jurist.cascade.launch import stage_configs
+    from jurist.engine.spec import RunOptions, Selection
+    from jurist.engine.summary import format_summary
+
+    output.mkdir(parents=True, exist_ok=True)
+    spec = RunSpec(tuple(stage_configs(refs, overrides)), Selection(input, limit=rows), RunOptions())
+    results = output / "cascade_bench.parquet"
+    started = time.perf_counter()
+    engine, batches, notes = prepare(spec, settings, results, backend_factory=backend_factory)
+    calibrated = time.perf_counter() - started
+    try:
+        summary = CascadeRun(spec, engine, results, overwrite=True).execute(batches)
+    finally:
+        engine.close()
+    record = {
+        "stages": [j.name for j in engine.judges],
+        "rows": summary.rows,
+        "calibration_seconds": round(calibrated, 3),
+        "notes": notes,
+        "summary": summary.as_dict(),
+    }
+    (output / "cascade_bench.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return [*notes, format_summary(summary.as_dict()), f"wrote {output / 'cascade_bench.json'}"]

@@ -1,0 +1,175 @@
+"""``jurist estimate``, ``jurist audit`` and ``jurist report``: how far a run's verdicts can be trusted.
+
+``estimate`` corrects each judge's mean with a random labelled sample (PPI++,
+:mod:`jurist.analysis.estimate`); ``audit`` measures position and length bias, label lean, confidence and,
+with labels, agreement and a keep rule's precision and recall (:mod:`jurist.analysis.audit`); ``report``
+writes one self-contained HTML page of both (:mod:`jurist.report`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jurist.analysis.labels import apply_label_map
+from jurist.cli.common import fail
+from jurist.cli.evidence_text import format_audit, format_estimate
+from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
+from jurist.errors import JuristError
+from jurist.io.results import ResultTable
+
+ResultsArg = Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")]
+JudgeOpt = Annotated[list[str] | None, typer.Option(help="Only these judges (default: all in the table).")]
+ConfidenceOpt = Annotated[float, typer.Option(help="The intervals' confidence level.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of the readable table.")]
+
+
+def estimate(
+    results: ResultsArg,
+    labels: LabelsOpt = None,
+    label_column: LabelColumnOpt = None,
+    labels_id_column: LabelsIdOpt = None,
+    label_map: LabelMapOpt = None,
+    judge: JudgeOpt = None,
+    column: Annotated[
+        str | None, typer.Option(help="Estimate from this column of the judge (default: its score).")
+    ] = None,
+    confidence: ConfidenceOpt = 0.95,
+    by: Annotated[str | None, typer.Option(help="One estimate per group of this column.")] = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(help="Two groups of --by to compare (repeat: --compare A --compare B)."),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The PPI++ estimate of the mean human label (a score's mean, a label's share, a pairwise win rate)
+    from each judge's verdicts on every row and a labelled sample, beside the judge-only and labels-only
+    means and the effective number of labels gained. The labelled rows must be a random sample of the
+    judged rows (PPI's guarantee rests on it); labels join by row id as in `jurist agree`."""
+    from jurist.analysis.estimate import estimate_judge  # scipy: loaded by the commands that use it
+
+    try:
+        table = ResultTable.open(results)
+        names = _judges(table, judge, column)
+        truth = read_labels(table, labels, label_column, labels_id_column)
+        assert truth is not None
+        mapped = apply_label_map(truth, label_map)
+        report = {
+            name: estimate_judge(
+                table, name, mapped, column=column, confidence=confidence, by=by, compare=compare or ()
+            )
+            for name in names
+        }
+    except JuristError as exc:
+        fail(exc)
+    for name, r in report.items():
+        if "warning" in r["overall"]:
+            typer.echo(f"warning: {name}: {r['overall']['warning']}", err=True)
+    typer.echo(json.dumps(report, indent=2) if json_out else format_estimate(report))
+
+
+def audit(
+    results: ResultsArg,
+    labels: LabelsOpt = None,
+    label_column: LabelColumnOpt = None,
+    labels_id_column: LabelsIdOpt = None,
+    label_map: LabelMapOpt = None,
+    judge: JudgeOpt = None,
+    response_column: Annotated[
+        str | None, typer.Option(help="The judged response (default: response, output, answer, completion).")
+    ] = None,
+    tokens_column: Annotated[
+        str | None,
+        typer.Option(help="A token count of the judged response (default: <response>_tokens if present)."),
+    ] = None,
+    where: Annotated[
+        list[str] | None, typer.Option(help="A keep rule, as `jurist filter --where` (with its gates).")
+    ] = None,
+    good_at: Annotated[
+        float, typer.Option(help="A row is good when its label's value is at least this (yes = 1, a = 1).")
+    ] = 1.0,
+    confidence: ConfidenceOpt = 0.95,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    json_out: JsonOpt = False,
+) -> None:
+    """Each judge's biases and agreement: position (pairwise), length, label lean, confidence, and with
+    labels accuracy, kappa and a keep rule's precision and recall, each with an interval."""
+    from jurist.analysis.audit import audit_judge, default_responses
+
+    try:
+        table = ResultTable.open(results)
+        names = _judges(table, judge, None)
+        truth = read_labels(table, labels, label_column, labels_id_column, required=False)
+        mapped = None if truth is None else apply_label_map(truth, label_map)
+        report = {}
+        for name in names:
+            options = default_responses(table, table.judge(name))
+            if response_column is not None:
+                table.require(response_column)
+                options = replace(options, response=response_column)
+            table.require(tokens_column)
+            options = replace(
+                options,
+                tokens=tokens_column or options.tokens,
+                where=tuple(where or ()),
+                good_at=good_at,
+                confidence=confidence,
+                seed=seed,
+            )
+            report[name] = audit_judge(table, name, mapped, options)
+    except JuristError as exc:
+        fail(exc)
+    typer.echo(json.dumps(report, indent=2, default=str) if json_out else format_audit(report))
+
+
+def report(
+    results: ResultsArg,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the HTML report.")],
+    labels: LabelsOpt = None,
+    label_column: LabelColumnOpt = None,
+    labels_id_column: LabelsIdOpt = None,
+    label_map: LabelMapOpt = None,
+    judge: JudgeOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    worst: Annotated[int, typer.Option(help="How many least confident or failed rows to show.")] = 20,
+) -> None:
+    """One self-contained HTML page (plots embedded, no scripts, no network): provenance, statuses, each
+    judge's score distribution, the audit's figures, the corrected estimates, throughput and the least
+    confident or failed rows."""
+    from jurist.report.build import ReportOptions, write_report
+
+    try:
+        options = ReportOptions(
+            labels=labels,
+            label_column=label_column,
+            labels_id_column=labels_id_column,
+            label_map=label_map,
+            judges=tuple(judge or ()),
+            confidence=confidence,
+            worst=worst,
+        )
+        written = write_report(results, output, options)
+    except JuristError as exc:
+        fail(exc)
+    typer.echo(f"wrote {output} ({written / 1e6:.2f} MB)")
+
+
+def _judges(table: ResultTable, judge: list[str] | None, column: str | None) -> list[str]:
+    """The judges to report on: those named, the owner of ``column``, or every judge in the table."""
+    if judge:
+        for name in judge:
+            table.judge(name)
+        return list(judge)
+    if column is not None:
+        table.require(column)
+        owner = table.owner(column)
+        if owner is None:
+            raise JuristError(f"column {column!r} belongs to no judge: name one with --judge")
+        return [owner.name]
+    if not table.judges:
+        raise JuristError("the results hold no judge columns")
+    return table.names

@@ -1,0 +1,101 @@
+"""Readable text for ``jurist estimate`` and ``jurist audit`` (``--json`` prints their dicts as they are)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(d: Mapping[str, Any] | None, key: str = "estimate", digits: int = 3) -> str:
+    if not d or d.get(key) is None:
+        return "n/a"
+    if d.get("low") is None:
+        return _num(d[key], digits)
+    return f"{_num(d[key], digits)} [{_num(d['low'], digits)}, {_num(d['high'], digits)}]"
+
+
+def _estimate_lines(label: str, e: Mapping[str, Any]) -> list[str]:
+    if "skipped" in e:
+        return [f"  {label}: skipped ({e['skipped']})"]
+    level = round(100 * e["ppi"]["confidence"])
+    return [
+        f"  {label}: PPI++ {_ci(e['ppi'])} ({level} %), lambda {_num(e['lambda'], 2)}",
+        f"    labels only {_ci(e['labels_only'])} ({e['labelled_rows']} labelled rows); "
+        f"judge only {_ci(e['judge_only'])} ({e['labelled_rows'] + e['unlabelled_rows']} rows)",
+        f"    effective labels {_num(e['effective_labels'], 0)} "
+        f"({_num(e['effective_labels'] / e['labelled_rows'], 2)}x the labels)",
+    ]
+
+
+def format_estimate(report: Mapping[str, Mapping[str, Any]]) -> str:
+    lines = []
+    for judge, r in report.items():
+        lines.append(f"{judge} ({r['column']}, {r['rows']} rows):")
+        lines += _estimate_lines("mean label", r["overall"])
+        by = r.get("by")
+        if by:
+            for group, e in by["groups"].items():
+                lines += _estimate_lines(f"{by['column']} = {group}", e)
+        compare = r.get("compare")
+        if compare:
+            lines.append(
+                f"  {compare['first']} - {compare['second']}: PPI++ {_ci(compare['ppi'])}; "
+                f"labels only {_ci(compare['labels_only'])}; judge only {_ci(compare['judge_only'])}"
+            )
+    return "\n".join(lines)
+
+
+def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
+    lines = []
+    for judge, r in report.items():
+        statuses = ", ".join(f"{k} {v}" for k, v in r["statuses"].items())
+        lines.append(f"{judge} ({r['kind']}, {r['rows']} rows: {statuses}):")
+        position = r.get("position")
+        if position:
+            lines.append(f"  position: first-shown answer wins {_ci(position['first_shown_wins'])}")
+            if "order_consistency" in position:
+                lines.append(f"  order consistency {_ci(position['order_consistency'])}")
+        length = r.get("length")
+        for section in (length, (length or {}).get("tokens")):
+            for key, what in (("score", "score"), ("error", "error (score - label)")):
+                if section and key in section:
+                    lines.append(f"  length: {what} per {section['unit']}: {_ci(section[key], 'slope', 4)}")
+        lean = r.get("lean") or {}
+        if lean:
+            shares = "; ".join(
+                f"{label} {_num(s['judge'], 2)}"
+                + ("" if s["labels"] is None else f" vs {_num(s['labels'], 2)}")
+                for label, s in lean.items()
+            )
+            lines.append(f"  label shares (judge vs labels): {shares}")
+        conf = r.get("confidence")
+        if conf:
+            extra = (
+                f", ECE {_num(conf['ece'])}, Brier {_num(conf['brier'])} on {conf['labelled_rows']} labelled"
+                if "ece" in conf
+                else ""
+            )
+            lines.append(f"  confidence: mean {_num(conf['mean'])} over {conf['rows']} rows{extra}")
+            for row in conf["reliability"] if "ece" in conf else ():
+                low, high = row["bin"]
+                lines.append(
+                    f"    [{low:.1f}, {high:.1f}): {row['rows']} rows, confidence "
+                    f"{_num(row['mean_confidence'])}, accuracy {_num(row['accuracy'])}"
+                )
+        agreement = r.get("agreement")
+        if agreement:
+            lines.append(
+                f"  accuracy {_ci(agreement['accuracy'])} ({agreement['labelled_rows']} labelled), "
+                f"Cohen's kappa {_ci(agreement['cohen_kappa'])} ({agreement['decided_rows']} decided)"
+            )
+        keep = r.get("keep_rule")
+        if keep:
+            lines.append(
+                f"  keep rule ({' AND '.join(keep['where'])}; good: label >= {keep['good_at']}): "
+                f"kept {keep['kept_rows']}, precision {_ci(keep['precision'])}, recall {_ci(keep['recall'])}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,261 @@
+"""A run: the one owner of its durable lifecycle (:class:`Run`), over a source of judged batches.
+
+A :class:`Run` takes a spec (:class:`~jurist.engine.spec.RunSpec`), an engine and an output path, and owns
+everything between "these rows, these judges" and "a finished results file": it opens the input (columns
+checked), decides from the output what to do (start, resume, report complete, refuse), writes the run
+metadata, commits judged batches to the result store (:mod:`jurist.io.parts`), shows progress, computes the
+panel's agreement, builds the summary and merges the parts at the end. Where the judged batches come from
+is a :class:`BatchSource`: the local engine (:class:`LocalBatches`), re-judging a finished run's failed rows
+(:class:`RetryBatches`), or Ray blocks (:class:`~jurist.engine.ray_job.RayBatches`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Protocol, TypedDict
+
+import pyarrow as pa
+
+from jurist.engine.assemble import Assembler
+from jurist.engine.metadata import fingerprint, now, run_metadata
+from jurist.engine.progress import Progress
+from jurist.engine.retry import retry_batches
+from jurist.engine.spec import RunSpec, Selection
+from jurist.engine.stream import Outputs, Tally
+from jurist.engine.summary import RunSummary
+from jurist.io.parts import OutputError, ResultStore, check_output, meta_path, parts_dir, read_metadata
+from jurist.io.sources import Chunk, RowSource
+from jurist.judges.judge import Judge
+from jurist.judges.panel import Panel
+
+
+class RunEngine(Protocol):
+    """What a run needs of its engine (:class:`~jurist.engine.core.Engine` is one)."""
+
+    judges: list[Judge]
+    panel: Panel | None
+    chunk_size: int
+    id_column: str | None
+    load_seconds: float
+    tally: Tally
+
+    def check_columns(self, data: RowSource) -> None: ...
+
+    def assembler(self, source: RowSource) -> Assembler: ...
+
+    def iter_batches(
+        self, data: Any, summary: RunSummary | None = None, *, skip: int = 0, progress: Progress | None = None
+    ) -> Iterator[pa.RecordBatch]: ...
+
+    def judged(
+        self, source: RowSource, judges: Sequence[Judge] | None = None, *, skip: int = 0
+    ) -> Iterator[tuple[Chunk, Outputs, dict[str, str]]]: ...
+
+    def describe_models(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class RunContext:
+    """What a batch source sees of the run it feeds."""
+
+    engine: RunEngine
+    source: RowSource
+    schema: pa.Schema
+    output: Path
+    run_id: str
+    store: ResultStore
+    summary: RunSummary
+    overwrite: bool
+    progress: Progress | None = None
+
+
+class BatchSource(Protocol):
+    """Where a run's judged record batches come from. :meth:`start` returns the rows already done before
+    this run (committed or kept elsewhere); :meth:`batches` yields the rest, in input order, each ready to
+    commit; :meth:`models` describes what judged them; :meth:`done` cleans up after a finished run."""
+
+    retries: bool
+
+    def start(self, run: RunContext) -> int: ...
+
+    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]: ...
+
+    def models(self, run: RunContext) -> dict[str, Any]: ...
+
+    def done(self, run: RunContext) -> None: ...
+
+
+class LocalBatches:
+    """Batches judged by the run's own engine, streamed chunk by chunk after the committed rows."""
+
+    retries = False
+
+    def start(self, run: RunContext) -> int:
+        return run.store.rows
+
+    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]:
+        return run.engine.iter_batches(run.source, run.summary, skip=run.store.rows, progress=run.progress)
+
+    def models(self, run: RunContext) -> dict[str, Any]:
+        return run.engine.describe_models()
+
+    def done(self, run: RunContext) -> None:
+        return None
+
+
+class RetryBatches(LocalBatches):
+    """A finished run's results with its failed (row, judge) pairs judged again (``--retry-failed``)."""
+
+    retries = True
+
+    def start(self, run: RunContext) -> int:
+        return 0
+
+    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]:
+        engine = run.engine
+        return retry_batches(
+            engine.judges,
+            engine.judged,
+            engine.assembler(run.source),
+            run.source,
+            run.output,
+            engine.chunk_size,
+            run.summary,
+        )
+
+
+class Run:
+    """One run of ``spec`` on ``engine`` into ``output``. :meth:`execute` judges (or resumes, or finds
+    complete) and returns the summary. ``overwrite``: replace another run's results; ``progress``: a stream
+    for the progress line (None: none)."""
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        engine: RunEngine,
+        output: str | Path,
+        *,
+        overwrite: bool = False,
+        progress: IO[str] | None = None,
+    ) -> None:
+        self.spec, self.engine, self.output = spec, engine, Path(output)
+        self.overwrite, self.progress = overwrite, progress
+
+    def open(self) -> tuple[RowSource, dict[str, Any], str]:
+        """The rows (their columns checked against the judges), the options recorded and the fingerprint:
+        the same for every batch source, so that one can resume what another started."""
+        engine = self.engine
+        source = self.spec.rows.open(engine.id_column)
+        engine.check_columns(source)
+        options = {
+            **self.spec.rows.decisive(),
+            "carry_input": self.spec.options.carry_input,
+            "id_column": engine.id_column,
+            "panel": engine.panel.quorum if engine.panel is not None else None,
+            "calibrations": [c.column for c in self.spec.options.calibrations],
+        }
+        run_id = fingerprint(engine.judges, source.identity(), options)
+        return source, {**options, "chunk_size": engine.chunk_size}, run_id
+
+    def execute(self, batches: BatchSource | None = None) -> RunSummary:
+        """Judge the rows from ``batches`` (default: the local engine) into the output, durably."""
+        batches = batches or LocalBatches()
+        output, engine = self.output, self.engine
+        source, options, run_id = self.open()
+        schema = engine.assembler(source).schema
+        plan = check_output(output, run_id, overwrite=self.overwrite)
+        summary = RunSummary(output=str(output))
+        if plan.action == "complete" and not batches.retries:
+            summary.complete = True
+            summary.rows = int((read_metadata(output) or {}).get("rows") or 0)
+            return summary
+        if batches.retries and plan.action != "complete":
+            raise OutputError(
+                "--retry-failed re-judges the failed rows of a finished run of these same judges and input; "
+                "there is none here (run it first, or let it finish)",
+                source=str(output),
+            )
+        if not source.replayable and plan.action == "resume":
+            raise OutputError(
+                f"holds partial results, and {source.source} cannot be read again to resume; "
+                "pass --overwrite to start afresh",
+                source=str(output),
+            )
+        metadata = run_metadata(engine.judges, source.source, source.total, options, panel=engine.panel)
+        target = output
+        if batches.retries:  # the new results are staged beside the old ones, then replace them
+            target = output.with_name(f"{output.stem}.retry{output.suffix}")
+            shutil.rmtree(parts_dir(target), ignore_errors=True)
+        store = ResultStore(target, schema, run_id, metadata)
+        context = RunContext(engine, source, schema, output, run_id, store, summary, self.overwrite)
+        done_before = batches.start(context)
+        if not batches.retries:
+            summary.resumed_from = done_before
+        load_before, sent_before = engine.load_seconds, engine.tally.requests
+        started = time.perf_counter()
+        context.progress = Progress(source.total, stream=self.progress, initial=done_before)
+        agreement_columns = engine.panel.agreement_columns() if engine.panel is not None else []
+        kept: list[pa.RecordBatch] = []
+        try:
+            for batch in batches.batches(context):
+                store.commit(batch)
+                if agreement_columns:
+                    kept.append(batch.select(agreement_columns))
+        finally:
+            context.progress.close()
+        if engine.panel is not None and kept:
+            summary.agreement = engine.panel.agreement(pa.Table.from_batches(kept))
+        summary.seconds = time.perf_counter() - started
+        summary.load_seconds += engine.load_seconds - load_before
+        summary.requests += engine.tally.requests - sent_before
+        store.finish({"finished": now(), "rows": store.rows, "models": batches.models(context)})
+        if batches.retries:
+            store.output.replace(output)
+            if meta_path(store.output).exists():
+                meta_path(store.output).replace(meta_path(output))
+        batches.done(context)
+        return summary
+
+
+class FileRunOptions(TypedDict, total=False):
+    """The keyword arguments of ``run_file`` (:meth:`~jurist.engine.core.Engine.run_file` and
+    :meth:`~jurist.engine.ray_job.RayRun.run_file`): the rows' format and selection, and the run's handling
+    of its output and progress line."""
+
+    input_format: str | None
+    limit: int | None
+    sample: int | None
+    seed: int
+    overwrite: bool
+    progress: IO[str] | None
+
+
+def run_file(
+    engine: RunEngine,
+    spec_for: Callable[[Selection], RunSpec],
+    batches: BatchSource,
+    input_path: Any,
+    output_path: str | Path,
+    options: FileRunOptions,
+) -> RunSummary:
+    """One :class:`Run` of ``engine`` over the rows ``options`` choose from ``input_path`` into
+    ``output_path``; ``spec_for(selection)`` gives the run's spec."""
+    rows = Selection(
+        input_path,
+        options.get("input_format"),
+        options.get("limit"),
+        options.get("sample"),
+        options.get("seed", 0),
+    )
+    run = Run(
+        spec_for(rows),
+        engine,
+        output_path,
+        overwrite=options.get("overwrite", False),
+        progress=options.get("progress"),
+    )
+    return run.execute(batches)
