@@ -321,6 +321,9 @@ def run_jurist(
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
                 stream.close()
+            for stream in (sys.__stdout__, sys.__stderr__):  # what libraries wrote past sys.stdout
+                if stream is not None:
+                    stream.flush()
             sys.stdin, sys.stdout, sys.stderr = old
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)

@@ -103,7 +103,12 @@ def _nested(dotted: str, value: Any) -> dict[str, Any]:
     return data
 
 
-OUMI_VALUES = {"model_revision": "main", "api_key_env_varname": "MY_KEY", "connection_timeout": 5.0}
+OUMI_VALUES = {
+    "model_revision": "main",
+    "api_key_env_varname": "MY_KEY",
+    "connection_timeout": 5.0,
+    "request_timeout": 5.0,
+}
 
 
 def test_the_oumi_keys_listed_are_accepted_and_others_refused() -> None:

@@ -9,14 +9,16 @@ the standard library's HTTP client. The constraint is sent the way each server u
   no regex constraint; XML answers go unconstrained and are parsed as usual).
 
 A server that rejects a prompt as longer than the model's context gives the row ``too_long``; any other
-failure, after retries for 429 and 5xx answers, gives that row ``error``. Nothing raises for one row.
+failure, after the retries :mod:`jurist.backends.http_retry` allows (for 408, 429 and 5xx answers, reset
+connections and requests unanswered for ``remote_params.timeout_s``), gives that row ``error`` with the last
+failure and why retrying stopped. Nothing raises for one row.
 
 Engine ``OPENAI`` reads its key from ``OPENAI_API_KEY`` unless ``remote_params`` names another variable
 (or gives the key), and its URL from ``OPENAI_BASE_URL`` when the config has none, as OpenAI's SDK does.
 Oumi's hosted engines (``ANTHROPIC``, ``TOGETHER``...) arrive here as ``OPENAI`` with their provider's
 URL and key variable (:data:`jurist.config.inference.OUMI_ENGINES`). ``remote_params`` also sets the
-retries and their backoff, a pause between a worker's requests (``politeness_policy``) and a cap on
-requests per minute.
+retries, their backoff and the most a request waits in all, a pause between a worker's requests
+(``politeness_policy``) and a cap on requests per minute.
 """
 
 from __future__ import annotations
@@ -28,17 +30,16 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
+from jurist.backends.http_retry import RETRY_STATUS, Attempts, RetryPolicy, ServerHealth, retry_after_seconds
 from jurist.backends.vllm import CONSTRAINT_KINDS, server_fields
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import InferenceEngine
 from jurist.errors import BackendError
 
 _CONTEXT_WORDS = ("maximum context length", "context length", "too long", "max_model_len")
-_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 _DEFAULT_URLS = {InferenceEngine.OPENAI: "https://api.openai.com/v1"}
 _OUTPUT_WORDS = ("fewer output tokens", "max_tokens' or 'max_completion_tokens' is too large")
 
@@ -126,8 +127,8 @@ class OpenAIBackend:
         self._engine = config.engine
         self._workers = remote.num_workers
         self._timeout = remote.timeout_s
-        self._retries = remote.max_retries if retries is None else retries
-        self._backoff = (remote.retry_backoff_base, max(remote.retry_backoff_max, remote.retry_backoff_base))
+        self._policy = RetryPolicy.from_params(remote, retries)
+        self._health = ServerHealth()
         self._pacer = _Pacer(remote.politeness_policy, remote.requests_per_minute)
         self._user = remote.user_id
         self._base = url.rstrip("/")
@@ -200,19 +201,53 @@ class OpenAIBackend:
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         if not requests:
             return []
-        with ThreadPoolExecutor(max_workers=min(self._workers, len(requests))) as pool:
-            return list(pool.map(self._one, requests))
+        self._health.resume()
+        results: list[Completion | None] = [None] * len(requests)
+        failures: list[BaseException] = []
+        order = iter(range(len(requests)))
+        taking = threading.Lock()
+
+        def work() -> None:
+            while not self._health.stopped:
+                with taking:
+                    index = next(order, None)
+                if index is None:
+                    return
+                try:
+                    results[index] = self._one(requests[index])
+                except BaseException as exc:  # a bug: raised in the caller's thread below
+                    failures.append(exc)
+                    self._health.stop()
+                    return
+
+        # daemon threads: a run stopped by Ctrl-C or a signal need not wait for a request in flight to end
+        workers = [
+            threading.Thread(target=work, daemon=True) for _ in range(min(self._workers, len(requests)))
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            for worker in workers:
+                worker.join()
+        except BaseException:  # Ctrl-C or a stop signal: send nothing more, end the waits for a retry
+            self._health.stop()
+            raise
+        if failures:
+            raise failures[0]
+        return [r if r is not None else Completion("", "error", error="not sent") for r in results]
 
     def _one(self, request: GenerationRequest) -> Completion:
         payload = json.dumps(self.body(request)).encode()
         headers = self._headers()
-        delay, longest = self._backoff
-        for attempt in range(self._retries + 1):
+        attempts = Attempts(self._policy, self._health)
+        while True:
             self._pacer.wait()
             try:
                 http_request = urllib.request.Request(self._url, data=payload, headers=headers, method="POST")
                 with urllib.request.urlopen(http_request, timeout=self._timeout) as response:
-                    return _completion(json.loads(response.read()))
+                    completion = _completion(json.loads(response.read()))
+                self._health.answered()
+                return completion
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", "replace")[:500]
                 if exc.code == 400 and any(w in detail for w in _OUTPUT_WORDS):
@@ -220,18 +255,24 @@ class OpenAIBackend:
                     return Completion("", "error", error=f"server: {detail} ({hint})")
                 if exc.code == 400 and any(w in detail.lower() for w in _CONTEXT_WORDS):
                     return Completion("", "too_long", error=f"server: {detail}")
-                if exc.code in _RETRY_STATUS and attempt < self._retries:
-                    time.sleep(delay)
-                    delay = min(delay * 2, longest)
-                    continue
-                return Completion("", "error", error=f"HTTP {exc.code}: {detail}")
-            except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
-                if attempt < self._retries:
-                    time.sleep(delay)
-                    delay = min(delay * 2, longest)
-                    continue
-                return Completion("", "error", error=f"{type(exc).__name__}: {exc}")
-        return Completion("", "error", error="retries exhausted")
+                failure = f"HTTP {exc.code}: {detail}"
+                if exc.code not in RETRY_STATUS:
+                    return Completion("", "error", error=failure)
+                retry_after = retry_after_seconds(exc.headers.get("Retry-After") if exc.headers else None)
+                busy = exc.code == 429 or retry_after is not None
+                gave_up = attempts.wait_before_retry(busy=busy, retry_after=retry_after)
+            except TimeoutError as exc:
+                failure = f"no answer within {self._timeout:g} s (remote_params.timeout_s): {exc}"
+                gave_up = attempts.wait_before_retry(busy=False, retry_after=None)
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                reason = getattr(exc, "reason", None)
+                if isinstance(reason, TimeoutError):
+                    failure = f"no answer within {self._timeout:g} s (remote_params.timeout_s): {reason}"
+                else:
+                    failure = f"{type(exc).__name__}: {exc}"
+                gave_up = attempts.wait_before_retry(busy=False, retry_after=None)
+            if gave_up is not None:
+                return Completion("", "error", error=f"{failure} -- gave up {gave_up}")
 
     def close(self) -> None:
         """Nothing to free: connections are not kept open."""

@@ -21,7 +21,8 @@ data/expert parallel stays reachable through ``engine_params.extra`` for MoE mod
 Failures: a worker that cannot load its model fails the backend's start (:class:`BackendError`, naming the
 worker); a batch that raises in a worker makes the stream raise, and the engine then answers the outstanding
 requests through :meth:`DataParallelBackend.generate`, which narrows a failure down like any backend call; a
-worker process that dies stops the run (:class:`BackendError`): committed chunks are kept, a rerun resumes.
+worker process that dies stops the run (:class:`BackendError` naming it): committed chunks are kept, a rerun
+resumes; with ``on_worker_death="continue"`` its requests in flight go to the workers left instead.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import Any, Literal
 
 from jurist.backends.base import (
     Backend,
@@ -142,8 +143,17 @@ class _Worker:
     process: Any  # multiprocessing.Process (spawn context)
     conn: Connection
     env: dict[str, str]
+    number: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     inflight: int = 0
+    sent: dict[int, GenerationRequest] = field(default_factory=dict)  # streamed, not answered yet
+
+    @property
+    def name(self) -> str:
+        return f"data-parallel worker {self.number} ({_where(self.env)})"
+
+
+OnWorkerDeath = Literal["stop", "continue"]
 
 
 class DataParallelBackend:
@@ -151,7 +161,9 @@ class DataParallelBackend:
 
     ``envs``: each worker's extra environment (default: :func:`placements`, an equal share of the GPUs or of
     the cores each). Workers load their models in parallel; the constructor returns when every one is ready,
-    or raises :class:`BackendError` naming the first that failed.
+    or raises :class:`BackendError` naming the first that failed. ``on_worker_death``: a worker process that
+    dies mid-run stops the run (``stop``, a :class:`BackendError` naming it), or (``continue``) its requests
+    go to the workers left, and the run stops only when none is left.
     """
 
     def __init__(
@@ -160,6 +172,7 @@ class DataParallelBackend:
         workers: int,
         *,
         envs: Sequence[dict[str, str]] | None = None,
+        on_worker_death: OnWorkerDeath = "stop",
     ) -> None:
         if workers < 1:
             raise ConfigError(f"data parallel needs at least 1 worker, got {workers}")
@@ -167,18 +180,22 @@ class DataParallelBackend:
         if len(envs) != workers:
             raise ConfigError(f"{len(envs)} worker environments for {workers} workers")
         context = multiprocessing.get_context("spawn")
-        self._workers: list[_Worker] = []
+        self._workers: list[_Worker] = []  # the live ones
+        self._started: list[_Worker] = []
+        self._on_death = on_worker_death
+        self._orphans: list[tuple[int, GenerationRequest]] = []  # streamed to a worker that died
         self._epoch = 0
         self._calls = itertools.count()
         self._closed = False
         # not daemonic: a worker's engine may start processes of its own (vLLM on GPUs); closed at exit
         atexit.register(self.close)
-        for env in envs:
+        for number, env in enumerate(envs):
             parent, child = context.Pipe()
             process = context.Process(target=worker_main, args=(child, factory, env))
             process.start()
             child.close()
-            self._workers.append(_Worker(process, parent, env))
+            self._workers.append(_Worker(process, parent, env, number))
+        self._started = list(self._workers)
         try:
             for number, worker in enumerate(self._workers):
                 if not worker.conn.poll(START_TIMEOUT_S):
@@ -204,12 +221,16 @@ class DataParallelBackend:
 
     @classmethod
     def from_config(
-        cls, config: InferenceConfig, create: Callable[[InferenceConfig], Backend], workers: int | None = None
+        cls,
+        config: InferenceConfig,
+        create: Callable[[InferenceConfig], Backend],
+        workers: int | None = None,
+        on_worker_death: OnWorkerDeath = "stop",
     ) -> DataParallelBackend:
         """Workers running ``create(config)`` (``config`` less ``engine_params.data_parallel``, which gives
         the worker count unless ``workers`` does)."""
         inner, configured = split_config(config)
-        return cls(ConfigFactory(inner, create), workers or configured)
+        return cls(ConfigFactory(inner, create), workers or configured, on_worker_death=on_worker_death)
 
     # ------------------------------------------------------------------------------------ protocol
     @property
@@ -237,8 +258,10 @@ class DataParallelBackend:
         (rows sharing a judge's prefix stay on one engine); yield answers as workers send them."""
         self._epoch += 1
         epoch = self._epoch
+        self._orphans = []
         for worker in self._workers:
             worker.inflight = 0
+            worker.sent.clear()
         try:
             while True:
                 took = self._fill(feed, epoch)
@@ -247,10 +270,15 @@ class DataParallelBackend:
                         return
                     continue
                 for worker, message in self._receive():
+                    if message[0] == "died":  # on_worker_death continue: its requests go to the others
+                        self._orphans.extend(worker.sent.items())
+                        worker.sent.clear()
                     if message[0] == "stream_failed" and message[1] == epoch:
-                        raise RuntimeError(f"data-parallel worker ({_where(worker.env)}): {message[2]}")
+                        raise RuntimeError(f"{worker.name}: {message[2]}")
                     if message[0] == "answers" and message[1] == epoch:
                         worker.inflight -= len(message[2])
+                        for key, _ in message[2]:
+                            worker.sent.pop(key, None)
                         yield from message[2]
         finally:
             self._epoch += 1  # answers still on their way belong to no stream now
@@ -265,17 +293,24 @@ class DataParallelBackend:
         hungry = [w for w in self._workers if _room(w) > 0 and (not w.inflight or _room(w) >= _refill(w))]
         while hungry:
             worker = min(hungry, key=lambda w: w.inflight)
-            taken = feed.take(min(_room(worker), RUN))
+            room = min(_room(worker), RUN)
+            if self._orphans:
+                taken, self._orphans = self._orphans[:room], self._orphans[room:]
+            else:
+                taken = feed.take(room)
             if not taken:
                 break
             worker.conn.send(("stream", epoch, taken))
+            worker.sent.update(taken)
             worker.inflight += len(taken)
             took = True
             hungry = [w for w in hungry if _room(w) > 0]
         return took
 
     def _receive(self) -> list[tuple[_Worker, tuple[Any, ...]]]:
-        """The messages ready now (waiting for at least one); a dead worker stops the run."""
+        """The messages ready now (waiting for at least one). A dead worker stops the run; with
+        ``on_worker_death`` ``continue`` it leaves the pool and comes back as a ``("died",)`` message, unless
+        it was the last."""
         by_conn = {id(w.conn): w for w in self._workers}
         by_sentinel = {w.process.sentinel: w for w in self._workers}
         ready = wait([w.conn for w in self._workers] + list(by_sentinel))
@@ -292,10 +327,17 @@ class DataParallelBackend:
                 if isinstance(item, int) and item in by_sentinel:
                     worker = by_sentinel[item]
                     worker.process.join(1)
-                    raise BackendError(
-                        f"data-parallel worker ({_where(worker.env)}) exited with code "
-                        f"{worker.process.exitcode}; the chunks committed so far are kept: rerun to resume"
-                    )
+                    died = f"{worker.name} exited with code {worker.process.exitcode}"
+                    if self._on_death == "stop" or len(self._workers) == 1:
+                        hint = " (--on-worker-death continue goes on with the others)"
+                        raise BackendError(
+                            f"{died}{'' if self._on_death == 'stop' else ', the last one left'}; the chunks "
+                            "committed so far are kept: rerun the same command to resume"
+                            + (hint if self._on_death == "stop" and len(self._started) > 1 else "")
+                        )
+                    logger.warning("%s; going on with %d worker(s)", died, len(self._workers) - 1)
+                    self._workers.remove(worker)
+                    out.append((worker, ("died",)))
         return out
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
@@ -320,35 +362,47 @@ class DataParallelBackend:
 
     def _each(self, method: str) -> list[Any]:
         """Call an optional method without arguments on every worker's backend; the results by worker."""
-        pending: dict[int, int] = {}
-        for number, worker in enumerate(self._workers):
+        pending: dict[int, _Worker] = {}
+        for worker in self._workers:
             call_id = next(self._calls)
             worker.conn.send(("call", call_id, "method", [method]))
-            pending[call_id] = number
+            pending[call_id] = worker
         results: dict[int, Any] = {}
         while pending:
-            for _, message in self._receive():
+            for worker, message in self._receive():
+                if message[0] == "died":
+                    pending = {c: w for c, w in pending.items() if w is not worker}
                 if message[0] == "result" and message[1] in pending:
-                    results[pending.pop(message[1])] = message[2]
+                    results[pending.pop(message[1]).number] = message[2]
         return [results[number] for number in sorted(results)]
 
     def _call(self, kind: str, requests: list[Any]) -> list[Any]:
         if not requests:
             return []
         size = -(-len(requests) // len(self._workers))
-        pending: dict[int, int] = {}
-        for number, start in enumerate(range(0, len(requests), size)):
+        pending: dict[int, tuple[int, _Worker]] = {}  # call -> (slice, worker)
+
+        def send(number: int, worker: _Worker) -> None:
             call_id = next(self._calls)
-            self._workers[number].conn.send(("call", call_id, kind, requests[start : start + size]))
-            pending[call_id] = number
+            start = number * size
+            worker.conn.send(("call", call_id, kind, requests[start : start + size]))
+            pending[call_id] = (number, worker)
+
+        for number in range(-(-len(requests) // size)):
+            send(number, self._workers[number])
         results: dict[int, list[Any]] = {}
         errors: list[str] = []
         while pending:
             for worker, message in self._receive():
+                if message[0] == "died":  # on_worker_death continue: its slices go to a worker left
+                    for call_id, (number, owner) in list(pending.items()):
+                        if owner is worker:
+                            del pending[call_id]
+                            send(number, self._workers[number % len(self._workers)])
                 if message[0] == "result" and message[1] in pending:
-                    number = pending.pop(message[1])
+                    number, _ = pending.pop(message[1])
                     if message[3] is not None:
-                        errors.append(f"data-parallel worker ({_where(worker.env)}): {message[3]}")
+                        errors.append(f"{worker.name}: {message[3]}")
                     else:
                         results[number] = message[2]
         if errors:
@@ -361,13 +415,13 @@ class DataParallelBackend:
             return
         self._closed = True
         atexit.unregister(self.close)
-        for worker in self._workers:
+        for worker in self._started:
             try:
                 if worker.process.is_alive():
                     worker.conn.send(("close",))
             except OSError:
                 pass
-        for worker in self._workers:
+        for worker in self._started:
             worker.process.join(60)
             if worker.process.is_alive():
                 worker.process.terminate()
@@ -392,13 +446,13 @@ def _where(env: dict[str, str]) -> str:
 
 
 def data_parallel_factory(
-    workers: int, create: Callable[[InferenceConfig], Backend]
+    workers: int, create: Callable[[InferenceConfig], Backend], on_worker_death: OnWorkerDeath = "stop"
 ) -> Callable[[InferenceConfig], Backend]:
     """An ``Engine(backend_factory=...)`` that runs every model on ``workers`` engine processes, each made by
     ``create`` (the command line's ``--data-parallel N``: the judges' configs, and so the run's fingerprint,
-    stay as they are, and a run can resume with another N)."""
+    stay as they are, and a run can resume with another N; ``--on-worker-death``)."""
 
     def make(config: InferenceConfig) -> Backend:
-        return DataParallelBackend.from_config(config, create, workers)
+        return DataParallelBackend.from_config(config, create, workers, on_worker_death)
 
     return make

@@ -44,10 +44,19 @@ from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_
 from jurist.config.templates import MissingValue
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
+from jurist.engine.interrupt import (
+    EXIT_INTERRUPTED,
+    Stopped,
+    parse_duration,
+    stop_on_signals,
+    stopped_message,
+)
 from jurist.engine.launch import Placement, start
+from jurist.engine.preflight import check_constraints, worker_death
 from jurist.engine.run import Run
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
+from jurist.io.lock import OutputLock
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
@@ -114,6 +123,10 @@ def judge_dataset(
     retry_failed: Annotated[
         bool, typer.Option(help="Re-judge only the rows whose status is not ok, in a finished output.")
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(help="On resume, judge again only the rows of damaged committed parts (see the error)."),
+    ] = False,
     max_failure_rate: Annotated[
         float,
         typer.Option(
@@ -155,13 +168,28 @@ def judge_dataset(
     target_agreement: TargetOpt = 0.9,
     delta: DeltaOpt = 0.1,
     calibration_labels: LabelsOpt = None,
+    on_worker_death: Annotated[
+        str,
+        typer.Option(
+            help="With --data-parallel: 'stop' the run when an engine process dies (committed chunks kept), "
+            "or 'continue' with the engines left."
+        ),
+    ] = "stop",
+    max_runtime: Annotated[
+        str | None,
+        typer.Option(
+            help="Stop after this long (3h30m, 90m, 45s), keeping the committed chunks, and exit 124; a "
+            "rerun resumes. Set it under a scheduler's time limit."
+        ),
+    ] = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
     Results are committed per chunk: rerun the same command to resume after a crash. Exit codes: 0 done; 1
     an unexpected error; 2 a bad config, input, output path or option (before any model loads); 3 judged, but
-    no output is ok, or more than --max-failure-rate are not; 130 interrupted (rerun to resume). Without
-    --output the results are printed as a table (as `oumi judge dataset` does) and not kept.
+    no output is ok, or more than --max-failure-rate are not; 130 interrupted, 143 SIGTERM, 129 SIGHUP, 124
+    --max-runtime reached (each keeps the committed chunks: rerun to resume). Without --output the results
+    are printed as a table (as `oumi judge dataset` does) and not kept.
     """
     scratch = None
     if output is None:
@@ -169,7 +197,10 @@ def judge_dataset(
             fail(JuristError("--keep, --kept and --retry-failed need --output"))
         scratch = Path(tempfile.mkdtemp(prefix="jurist-"))
         output = scratch / "results.parquet"
+    lock = OutputLock(output)
     try:
+        runtime = parse_duration(max_runtime) if max_runtime is not None else None
+        on_death = worker_death(on_worker_death)
         settings = overrides(ctx, model, engine)
         if not config and not cascade:
             raise JuristError("give a judge: --config (or --cascade per stage)")
@@ -195,34 +226,41 @@ def judge_dataset(
                 calibrations=tuple(calibrations),
             ),
         )
+        lock.acquire()  # one writer per output, from here until the run ends: before any model loads
         run_type = Run
-        if cascade:
+        if cascade:  # a cascade calibrates its stages here, so its constraints are checked first
+            check_constraints([Judge(c) for c in configs])
             local_only = {"--data-parallel": data_parallel, "--ray": ray, "--retry-failed": retry_failed}
             cascading = cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels)
             runner, batches, run_type = start_cascade(spec, cascading, output, placement=local_only)
         else:
-            runner, batches = start(spec, Placement(data_parallel, ray, retry_failed))
+            runner, batches = start(spec, Placement(data_parallel, ray, retry_failed, on_death))
     except JuristError as exc:
+        lock.release()
         fail(exc)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
             progress = None if quiet else console.err
-            summary = run_type(spec, runner, output, overwrite=overwrite, progress=progress).execute(batches)
+            run = run_type(
+                spec, runner, output, overwrite=overwrite, progress=progress, repair=repair, lock=lock
+            )
+            with stop_on_signals(runtime, label=max_runtime):  # SIGTERM, SIGHUP, --max-runtime: as Ctrl-C
+                summary = run.execute(batches)
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
+        except Stopped as exc:
+            problem, code = stopped_message(exc.reason, None if scratch else output), exc.exit_code
         except KeyboardInterrupt:
-            problem, code = (
-                "interrupted: the chunks done so far are kept; rerun the same command to resume",
-                130,
-            )
+            problem, code = stopped_message("interrupted", None if scratch else output), EXIT_INTERRUPTED
         except Exception as exc:
             logger.exception("the run failed")
             where = f" (details in {log})" if log is not None else ""
             problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
         finally:
             runner.close()
+            lock.release()
     if summary is not None and scratch is not None:
         shown = [j.name for j in runner.judges] + (["cascade"] if cascade else [])
         typer.echo(results_table(output, shown, raw=raw))
@@ -257,6 +295,7 @@ def validate(
     try:
         judge = Judge(load_judge_config(config, parse_cli_overrides(ctx.args)))
         check_engine_params(judge.config.inference_config)
+        check_constraints([judge])
     except JuristError as exc:
         fail(exc)
     cfg = judge.config

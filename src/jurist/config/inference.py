@@ -92,6 +92,8 @@ _RENAMED: dict[str, dict[str, str]] = {
     "model": {"model_revision": "revision"},
     "remote_params": {"api_key_env_varname": "api_key_env", "connection_timeout": "timeout_s"},
 }
+# jurist's own other names for a key, by section: other name -> the key.
+_ALIASES: dict[str, dict[str, str]] = {"remote_params": {"request_timeout": "timeout_s"}}
 # Oumi keys accepted with the one value that keeps the judge the model asked for, by section.
 _CHECKED: dict[str, dict[str, str]] = {
     "model": {
@@ -102,11 +104,17 @@ _CHECKED: dict[str, dict[str, str]] = {
 
 
 def oumi_keys() -> list[tuple[str, str]]:
-    """(dotted key under ``inference_config``, what jurist does with it) for every key of Oumi's that is not
-    a field of jurist's models: renamed, accepted with one value, or accepted and not used."""
+    """(dotted key under ``inference_config``, what jurist does with it) for every key that is not a field of
+    jurist's models: Oumi's names and jurist's other names of a field, Oumi's keys accepted with one value,
+    and Oumi's keys accepted and not used."""
     found = [
         (f"{section}.{old}", f"read as {section}.{new}")
         for section, names in _RENAMED.items()
+        for old, new in names.items()
+    ]
+    found += [
+        (f"{section}.{old}", f"another name of {section}.{new}")
+        for section, names in _ALIASES.items()
         for old, new in names.items()
     ]
     found += [(f"{section}.{key}", note) for section, keys in _CHECKED.items() for key, note in keys.items()]
@@ -171,14 +179,12 @@ def _drop(values: Any, section: str) -> Any:
     return {k: v for k, v in values.items() if k not in _IGNORED[section]}
 
 
-def _rename(values: dict[str, Any], old: str, new: str, where: str) -> None:
+def _rename(values: dict[str, Any], old: str, new: str, where: str, whose: str = "Oumi's name") -> None:
     if old not in values:
         return
     value = values.pop(old)
     if new in values and values[new] != value:
-        raise ValueError(
-            f"{where}.{old} (Oumi's name) and {where}.{new} disagree: {value!r} vs {values[new]!r}"
-        )
+        raise ValueError(f"{where}.{old} ({whose}) and {where}.{new} disagree: {value!r} vs {values[new]!r}")
     values.setdefault(new, value)
 
 
@@ -280,13 +286,26 @@ class RemoteParams(StrictModel):
     user_id: str | None = Field(default=None, description="Sent as the request's `user`.")
     num_workers: int = Field(default=8, ge=1)
     """Requests in flight at once."""
-    timeout_s: float = Field(default=120.0, gt=0)
-    """Seconds to wait for one answer (Oumi's connection_timeout)."""
+    timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds a request may go without an answer from the server (also `request_timeout`).",
+    )
     max_retries: int = Field(
-        default=3, ge=0, description="Retries of a request after 408/429/5xx or no answer."
+        default=6,
+        ge=0,
+        description="Retries of a request after a failure (408/5xx, a reset connection, a timeout); waits "
+        "a busy server asks for (429, Retry-After) do not count.",
     )
     retry_backoff_base: float = Field(default=1.0, gt=0, description="First wait between retries, seconds.")
     retry_backoff_max: float = Field(default=30.0, gt=0, description="Longest wait between retries, seconds.")
+    max_retry_wait_s: float = Field(
+        default=300.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="The most one request waits between its retries, in all; and once the server has "
+        "answered nothing for this long, requests stop retrying.",
+    )
     politeness_policy: float = Field(
         default=0.0, ge=0, allow_inf_nan=False, description="Seconds a worker waits between its requests."
     )
@@ -302,6 +321,8 @@ class RemoteParams(StrictModel):
         values = dict(_drop(data, "remote_params"))
         for old, new in _RENAMED["remote_params"].items():
             _rename(values, old, new, "remote_params")
+        for old, new in _ALIASES["remote_params"].items():
+            _rename(values, old, new, "remote_params", "another name")
         return values
 
 

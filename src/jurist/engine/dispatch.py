@@ -25,6 +25,7 @@ from jurist.backends.base import (
     RewardScorer,
     RewardScores,
 )
+from jurist.backends.engine_death import stop_if_dead
 from jurist.engine.plan import ChunkPlan, RowTask
 from jurist.errors import JuristError
 from jurist.judges.base import Answer, Step
@@ -149,6 +150,7 @@ def isolated(
     except JuristError:  # the backend cannot run at all (not installed, no model, no server): the run stops
         raise
     except Exception as exc:
+        stop_if_dead(exc)  # an engine that died fails every request: stop instead of recording each
         problem = f"{type(exc).__name__}: {exc}"
         if depth == 0:
             logger.warning(

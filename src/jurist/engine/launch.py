@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jurist.backends import create_backend
-from jurist.backends.parallel import data_parallel_factory
+from jurist.backends.parallel import OnWorkerDeath, data_parallel_factory
 from jurist.engine.core import Engine
 from jurist.engine.ray_job import RayBatches, RayRun
 from jurist.engine.run import BatchSource, LocalBatches, RetryBatches
@@ -23,11 +23,13 @@ from jurist.errors import JuristError
 class Placement:
     """Where a run's judging happens. ``data_parallel``: engine processes per model on this machine (with
     ``ray``: actors); ``ray``: ``local``, ``auto`` or a cluster address (None: no Ray); ``retry_failed``:
-    re-judge only a finished run's failed rows (local only)."""
+    re-judge only a finished run's failed rows (local only); ``on_worker_death``: with data parallel, whether
+    a dead engine process stops the run or its requests go to the processes left."""
 
     data_parallel: int | None = None
     ray: str | None = None
     retry_failed: bool = False
+    on_worker_death: OnWorkerDeath = "stop"
 
 
 def start(spec: RunSpec, placement: Placement = Placement()) -> tuple[Engine, BatchSource]:
@@ -36,7 +38,8 @@ def start(spec: RunSpec, placement: Placement = Placement()) -> tuple[Engine, Ba
         raise JuristError("--retry-failed runs without --ray")
     parallel = placement.data_parallel or 1
     local_parallel = parallel > 1 and placement.ray is None
-    factory = data_parallel_factory(parallel, create_backend) if local_parallel else None
+    death = placement.on_worker_death
+    factory = data_parallel_factory(parallel, create_backend, death) if local_parallel else None
     engine = Engine.from_spec(spec, backend_factory=factory)
     if placement.ray is not None:
         return engine, RayBatches(RayRun(engine, placement.ray, actors=placement.data_parallel))

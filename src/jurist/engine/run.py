@@ -20,15 +20,20 @@ from typing import IO, Any, Protocol, TypedDict
 
 import pyarrow as pa
 
+from jurist.backends.base import Backend
 from jurist.engine.assemble import Assembler
 from jurist.engine.metadata import fingerprint, now, run_metadata
+from jurist.engine.preflight import check_constraints
 from jurist.engine.progress import Progress
+from jurist.engine.repair import mend_store
 from jurist.engine.retry import retry_batches
 from jurist.engine.spec import RunSpec, Selection
 from jurist.engine.stream import Outputs, Tally
 from jurist.engine.summary import RunSummary
+from jurist.io.lock import OutputLock
 from jurist.io.parts import OutputError, ResultStore, check_output, meta_path, parts_dir, read_metadata
 from jurist.io.sources import Chunk, RowSource
+from jurist.io.store_check import check_manifest
 from jurist.judges.judge import Judge
 from jurist.judges.panel import Panel
 
@@ -42,6 +47,9 @@ class RunEngine(Protocol):
     id_column: str | None
     load_seconds: float
     tally: Tally
+
+    @property
+    def shared_backend(self) -> Backend | None: ...
 
     def check_columns(self, data: RowSource) -> None: ...
 
@@ -141,9 +149,12 @@ class Run:
         *,
         overwrite: bool = False,
         progress: IO[str] | None = None,
+        repair: bool = False,
+        lock: OutputLock | None = None,
     ) -> None:
         self.spec, self.engine, self.output = spec, engine, Path(output)
-        self.overwrite, self.progress = overwrite, progress
+        self.overwrite, self.progress, self.repair = overwrite, progress, repair
+        self.lock = lock
 
     def open(self) -> tuple[RowSource, dict[str, Any], str]:
         """The rows (their columns checked against the judges), the options recorded and the fingerprint:
@@ -162,11 +173,25 @@ class Run:
         return source, {**options, "chunk_size": engine.chunk_size}, run_id
 
     def execute(self, batches: BatchSource | None = None) -> RunSummary:
-        """Judge the rows from ``batches`` (default: the local engine) into the output, durably."""
-        batches = batches or LocalBatches()
+        """Judge the rows from ``batches`` (default: the local engine) into the output, durably, holding the
+        output's lock (:mod:`jurist.io.lock`) throughout: another run on the same output is refused before
+        any model loads. ``lock``: one the caller already holds (it releases it); else the run takes its own.
+        Committed results that are damaged stop the run, naming them; ``repair`` judges their rows again."""
+        lock = self.lock or OutputLock(self.output)
+        lock.acquire()
+        try:
+            return self._execute(batches or LocalBatches())
+        finally:
+            if self.lock is None:
+                lock.release()
+
+    def _execute(self, batches: BatchSource) -> RunSummary:
         output, engine = self.output, self.engine
         source, options, run_id = self.open()
+        if engine.shared_backend is None:  # backends made from the configs: compile before any model loads
+            check_constraints(engine.judges)
         schema = engine.assembler(source).schema
+        note = check_manifest(output, run_id, repair=self.repair, overwrite=self.overwrite)
         plan = check_output(output, run_id, overwrite=self.overwrite)
         summary = RunSummary(output=str(output))
         if plan.action == "complete" and not batches.retries:
@@ -191,6 +216,9 @@ class Run:
             target = output.with_name(f"{output.stem}.retry{output.suffix}")
             shutil.rmtree(parts_dir(target), ignore_errors=True)
         store = ResultStore(target, schema, run_id, metadata)
+        if not batches.retries:
+            stream = self.progress
+            mend_store(engine.iter_batches, source, store, repair=self.repair, note=note, stream=stream)
         context = RunContext(engine, source, schema, output, run_id, store, summary, self.overwrite)
         done_before = batches.start(context)
         if not batches.retries:
@@ -224,7 +252,7 @@ class Run:
 class FileRunOptions(TypedDict, total=False):
     """The keyword arguments of ``run_file`` (:meth:`~jurist.engine.core.Engine.run_file` and
     :meth:`~jurist.engine.ray_job.RayRun.run_file`): the rows' format and selection, and the run's handling
-    of its output and progress line."""
+    of its output (``overwrite``, ``repair``: judge a damaged store's rows again) and progress line."""
 
     input_format: str | None
     limit: int | None
@@ -232,6 +260,7 @@ class FileRunOptions(TypedDict, total=False):
     seed: int
     overwrite: bool
     progress: IO[str] | None
+    repair: bool
 
 
 def run_file(
@@ -257,5 +286,6 @@ def run_file(
         output_path,
         overwrite=options.get("overwrite", False),
         progress=options.get("progress"),
+        repair=options.get("repair", False),
     )
     return run.execute(batches)

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from jurist.backends.base import Backend, ConstraintKind, GenerationRequest, StreamingBackend
+from jurist.backends.engine_death import stop_if_dead
 from jurist.engine.dispatch import generate, run_plan
 from jurist.engine.lazy import LazyBackend
 from jurist.engine.plan import ChunkPlan, RowTask, chunk_row_ids, plan_chunk
@@ -218,7 +219,8 @@ def _continuous(
                 yield from feed.ready()
         except JuristError:
             raise
-        except Exception:
+        except Exception as exc:
+            stop_if_dead(exc)  # an engine that died: stop, do not fall back to batches
             logger.exception(
                 "the stream failed; answering its %d outstanding requests in batches", len(feed.outstanding)
             )

@@ -27,11 +27,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jurist.errors import InputError
+from jurist.io.disk import space_for
 from jurist.io.formats import output_format
 from jurist.io.writers import OutputWriter
 
 MANIFEST = "_manifest.json"  # a leading "_" keeps it out of pyarrow.dataset.dataset(dir)
 FINGERPRINT_KEY = "fingerprint"
+PART_KEY = b"jurist.part"  # in each part's schema: the run's fingerprint, the part's first row and its rows
 Action = Literal["start", "resume", "complete"]
 
 
@@ -170,10 +172,9 @@ class ResultStore:
 
     def commit(self, batch: pa.RecordBatch) -> None:
         """Write one chunk's results as a part, then name it in the manifest (each step atomic)."""
-        name = f"part-{len(self.parts):06d}.parquet"
-        table = pa.Table.from_batches([batch], schema=self.schema)
-        _atomic(self.dir / name, lambda path: pq.write_table(table, path, compression="zstd"))
-        self.parts.append({"file": name, "start": self.rows, "rows": batch.num_rows})
+        part = {"file": f"part-{len(self.parts):06d}.parquet", "start": self.rows, "rows": batch.num_rows}
+        self._write_part(part, batch)
+        self.parts.append(part)
         self.rows += batch.num_rows
         manifest = {
             FINGERPRINT_KEY: self.fingerprint,
@@ -181,7 +182,24 @@ class ResultStore:
             "parts": self.parts,
             "metadata": self.metadata,
         }
-        _atomic(self.dir / MANIFEST, lambda path: path.write_text(json.dumps(manifest, indent=1) + "\n"))
+        text = json.dumps(manifest, indent=1) + "\n"
+        with space_for(self.dir / MANIFEST, len(text), "the manifest", source=str(self.output)):
+            write_atomic(self.dir / MANIFEST, lambda path: path.write_text(text))
+
+    def _write_part(self, part: Mapping[str, Any], batch: pa.RecordBatch) -> None:
+        own = {FINGERPRINT_KEY: self.fingerprint, "start": part["start"], "rows": part["rows"]}
+        schema = self.schema.with_metadata({**(self.schema.metadata or {}), PART_KEY: json.dumps(own)})
+        table = pa.Table.from_batches([batch], schema=self.schema).replace_schema_metadata(schema.metadata)
+        target = self.dir / part["file"]
+        with space_for(target, table.nbytes, "a committed part", source=str(self.output)):
+            write_atomic(target, lambda path: pq.write_table(table, path, compression="zstd"))
+
+    def rewrite(self, number: int, batch: pa.RecordBatch) -> None:
+        """Write committed part ``number`` again (its rows judged again after it was damaged)."""
+        part = self.parts[number]
+        if batch.num_rows != part["rows"]:
+            raise ValueError(f"{part['file']} holds {part['rows']} rows, not {batch.num_rows}")
+        self._write_part(part, batch)
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The committed results, in order."""
@@ -192,17 +210,21 @@ class ResultStore:
         """Merge the parts into the output file (atomically), with the run's metadata; remove the parts."""
         full = {**self.metadata, **metadata, FINGERPRINT_KEY: self.fingerprint}
         text = json.dumps(full, default=str)
-        with OutputWriter(self.output, self.schema, metadata={"jurist": text}) as writer:
+        needed = sum((self.dir / part["file"]).stat().st_size for part in self.parts)
+        with (
+            space_for(self.output, needed, "the merged output"),
+            OutputWriter(self.output, self.schema, metadata={"jurist": text}) as writer,
+        ):
             for batch in self.batches():
                 writer.write(batch)
         if output_format(self.output) == "jsonl":
-            _atomic(
+            write_atomic(
                 meta_path(self.output), lambda path: path.write_text(json.dumps(full, indent=2, default=str))
             )
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _atomic(target: Path, write: Any) -> None:
+def write_atomic(target: Path, write: Any) -> None:
     """Write ``target`` through a temporary file in its folder, flushed to disk, then renamed into place."""
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(handle)

@@ -1,0 +1,101 @@
+"""Checks a run makes before its first row is queued: every judge's constraint compiles with the grammar
+backend the run will use (and the run's options that the command line passes as text are valid).
+
+For each judge that needs a model and decodes guided, the constraint its engine will receive is compiled
+by that engine's grammar backend (:mod:`jurist.backends.grammar_check`): vLLM's structured-output backend
+for VLLM (``engine_params.structured_outputs_backend``, default guidance), outlines-core for NATIVE.
+Remote servers compile their own, with settings jurist cannot see: they are not checked. A constraint the
+backend refuses is a :class:`~jurist.errors.ConfigError` naming the judge and the field at fault, raised
+before any model loads. When the engine's libraries are not installed there is nothing to check here (the
+backend itself then says what to install).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from jurist.backends.base import Constraint, ConstraintKind
+from jurist.backends.parallel import OnWorkerDeath
+from jurist.config.types import InferenceEngine
+from jurist.errors import ConfigError, JuristError
+from jurist.judges.judge import Judge
+
+Compile = Callable[[Constraint], str | None]
+
+
+def worker_death(value: str) -> OnWorkerDeath:
+    """``--on-worker-death``: ``stop`` or ``continue``."""
+    if value == "stop":
+        return "stop"
+    if value == "continue":
+        return "continue"
+    raise JuristError(f"--on-worker-death: 'stop' or 'continue', not {value!r}")
+
+
+def _compiler(judge: Judge) -> tuple[str, tuple[ConstraintKind, ...], Compile] | None:
+    """What compiles this judge's constraint: the backend's name, the constraint kinds its engine takes, and
+    the check (None when nothing is checked)."""
+    config = judge.config.inference_config
+    try:
+        from jurist.backends import grammar_check, transformers, vllm
+
+        if config.engine is InferenceEngine.VLLM:
+            import llguidance  # noqa: F401  (vLLM's own dependencies: is vLLM there at all?)
+            import vllm as _vllm  # noqa: F401
+
+            backend = vllm.engine_params(config.engine_params).structured_outputs_backend
+            name = backend or vllm.DEFAULT_STRUCTURED_BACKEND
+            return (
+                f"vLLM's {name} structured-output backend",
+                vllm.CONSTRAINT_KINDS,
+                lambda c: grammar_check.vllm_problem(c, name),
+            )
+        if config.engine is InferenceEngine.NATIVE:
+            import outlines_core  # noqa: F401
+
+            kinds = transformers.TransformersBackend.constraint_kinds
+            return "outlines-core (engine NATIVE)", kinds, grammar_check.outlines_core_problem
+    except ImportError:
+        return None
+    return None
+
+
+def check_constraints(judges: Sequence[Judge]) -> None:
+    """Compile every judge's constraint with its run's grammar backend; raise :class:`ConfigError` naming the
+    judge and field of the first one refused."""
+    for judge in judges:
+        if not judge.needs_model or not judge.spec.guided:
+            continue
+        compiler = _compiler(judge)
+        if compiler is None:
+            continue
+        label, kinds, compile_ = compiler
+        try:
+            constraint = judge.spec.constraint(kinds)
+            problem = compile_(constraint) if constraint is not None else None
+        except (ValueError, UnicodeError) as exc:
+            problem = f"the constraint cannot be built: {exc}"
+        if problem is None:
+            continue
+        raise ConfigError(
+            f"{label} cannot compile the answer constraint of {_culprit(judge, kinds, compile_)}: {problem}. "
+            "Change that field (its labels or length), choose another backend "
+            "(inference_config.engine_params.structured_outputs_backend on VLLM), or set "
+            "judge_params.use_guided_decoding: false",
+            source=str(judge.config.source) if judge.config.source else None,
+            field=f"judge {judge.name!r}",
+        )
+
+
+def _culprit(judge: Judge, kinds: tuple[ConstraintKind, ...], compile_: Compile) -> str:
+    """The field whose own constraint is refused, else the answer as a whole."""
+    spec = judge.spec
+    for field in spec.fields:
+        try:
+            alone = replace(spec, fields=(field,)).constraint(kinds)
+            if alone is not None and compile_(alone) is not None:
+                return f"field {field.name!r}"
+        except (ValueError, UnicodeError, JuristError):
+            return f"field {field.name!r}"
+    return "the answer (no field alone is refused: their combination is)"

@@ -1,0 +1,96 @@
+"""What the fault tests share: a judge config and rows on disk, and ``jurist judge dataset`` run as a user
+runs it (a subprocess of this worktree's code, bounded in time)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+REMOTE_JUDGE = """\
+judge_params:
+  prompt_template: "Q: {question}"
+  include_explanation: true
+inference_config:
+  engine: REMOTE_VLLM
+  model: {model_name: fake}
+"""
+
+
+def rows(count: int) -> list[dict[str, Any]]:
+    return [{"id": i, "question": f"{'good' if i % 3 else 'bad'} question {i}"} for i in range(count)]
+
+
+def setup(tmp_path: Path, count: int, template: str = REMOTE_JUDGE) -> tuple[Path, Path]:
+    config = tmp_path / "judge.yaml"
+    config.write_text(template)
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows(count)))
+    return config, data
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+
+
+def jurist(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jurist", *args], capture_output=True, text=True, timeout=timeout, env=_env()
+    )
+
+
+def start(*args: str, env: dict[str, str] | None = None, nohup: bool = False) -> subprocess.Popen[str]:
+    """``jurist`` started in the background (its own process group, so a signal reaches it alone), with
+    ``env`` added to the environment (under ``nohup`` with ``nohup``)."""
+    return subprocess.Popen(
+        [*(["nohup"] if nohup else []), sys.executable, "-m", "jurist", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**_env(), **(env or {})},
+        start_new_session=True,
+    )
+
+
+def wait_for(condition: Callable[[], bool], what: str, limit: float = 120.0) -> None:
+    """Poll until ``condition`` holds (a bound on waiting, not an assertion on speed)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def committed_parts(out: Path) -> int:
+    manifest = out.with_name(out.name + ".parts") / "_manifest.json"
+    try:
+        return len(json.loads(manifest.read_text())["parts"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def verdicts(path: Path) -> list[tuple[Any, ...]]:
+    """What a run decided per row, without what differs between two runs (times, provenance)."""
+    table = pq.read_table(path)
+    keep = ["row_id", "judge.judgment", "judge.explanation", "judge.status"]
+    return list(zip(*(table.column(c).to_pylist() for c in keep), strict=True))
+
+
+def judge_args(config: Path, data: Path, out: Path, *extra: str) -> list[str]:
+    return ["judge", "dataset", "-c", str(config), "-i", str(data), "-o", str(out), "-q", *extra]
+
+
+def ids_once(path: Path, count: int) -> list[dict[str, Any]]:
+    """The output's rows, checked to hold every input row exactly once, in order."""
+    table = pq.read_table(path)
+    assert table.num_rows == count
+    ids = table.column("row_id").to_pylist()
+    assert ids == list(range(count)) or ids == [str(i) for i in range(count)]
+    return table.to_pylist()

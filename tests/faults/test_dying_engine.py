@@ -1,0 +1,153 @@
+"""A dying engine: vLLM's engine process or a data-parallel worker killed mid-run stops the run with exit 2
+and a message naming it, the committed chunks are kept, and a rerun completes with every row once; with
+``--on-worker-death continue`` a data-parallel run goes on with the workers left."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+from pathlib import Path
+
+import psutil
+import pytest
+from dying_workers import mortal, mortal_for
+from fault_runs import committed_parts, ids_once, judge_args, jurist, setup, start, wait_for
+from scripted_runs import JUDGE, data_file, engine, rows_of, undisturbed
+
+from jurist.backends.parallel import DataParallelBackend
+from jurist.errors import BackendError
+
+TINY_JUDGE = """\
+judge_params:
+  prompt_template: "Question: {question}"
+  include_explanation: true
+  max_explanation_chars: 30
+inference_config:
+  engine_params: {gpu_memory_utilization: 0.05, enforce_eager: true}
+"""
+
+
+def engine_core(pid: int) -> psutil.Process | None:
+    """vLLM's engine-core process among ``pid``'s descendants."""
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            if "EngineCore" in child.name() or "EngineCore" in " ".join(child.cmdline()):
+                return child
+        except psutil.Error:
+            continue
+    return None
+
+
+@pytest.mark.engine
+def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "judge.yaml"
+    config.write_text(TINY_JUDGE)
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"question": f"What is {i} plus {i}?"}) + "\n" for i in range(400)))
+    out = tmp_path / "out.parquet"
+    args = judge_args(config, data, out, "--model", str(tiny_model_dir), "--chunk-size", "8")
+    # the engine core in a process of its own, as on GPUs (jurist keeps it in-process on CPU by default)
+    run = start(*args, env={"VLLM_ENABLE_V1_MULTIPROCESSING": "1"})
+    try:
+        wait_for(lambda: committed_parts(out) >= 2, "two committed chunks", limit=600)
+        core = engine_core(run.pid)
+        assert core is not None, "no EngineCore process"
+        core.send_signal(signal.SIGKILL)
+        _, err = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate(timeout=60)
+    assert run.returncode == 2, err[-3000:]
+    assert "vLLM's engine process (EngineCore) died" in err and "rerun the same command to resume" in err
+    kept = committed_parts(out)
+    assert kept >= 2
+    rerun = jurist(*args, timeout=900)
+    assert rerun.returncode in (0, 3), rerun.stderr[-3000:]
+    assert "resumed after" in rerun.stdout
+    ids_once(out, 400)
+
+
+def pool(on_death: str, die_after: int | None) -> DataParallelBackend:
+    envs = [{"JURIST_TEST_DIE_AFTER": str(die_after)} if die_after else {}, {}]
+    return DataParallelBackend(mortal, 2, envs=envs, on_worker_death=on_death)  # type: ignore[arg-type]
+
+
+def test_a_dying_data_parallel_worker_stops_the_run_naming_it(tmp_path: Path) -> None:
+    data = data_file(tmp_path)
+    expected = undisturbed(data, tmp_path / "alone.parquet")
+    out = tmp_path / "out.parquet"
+    backend = pool("stop", die_after=12)
+    try:
+        with pytest.raises(
+            BackendError, match=r"data-parallel worker 0 \(CPU\) exited with code 9"
+        ) as caught:
+            engine(backend).run_file(data, out)
+    finally:
+        backend.close()
+    assert "--on-worker-death continue" in str(caught.value) and "rerun the same command" in str(caught.value)
+    assert committed_parts(out) < 5
+    healthy = pool("stop", die_after=None)
+    try:
+        engine(healthy).run_file(data, out)
+    finally:
+        healthy.close()
+    assert rows_of(out) == expected
+
+
+def test_with_continue_the_workers_left_finish_the_run(tmp_path: Path) -> None:
+    data = data_file(tmp_path)
+    expected = undisturbed(data, tmp_path / "alone.parquet")
+    out = tmp_path / "out.parquet"
+    backend = pool("continue", die_after=12)
+    try:
+        engine(backend).run_file(data, out)
+        assert backend.workers == 1  # worker 0 died on its 13th request; worker 1 did the rest
+    finally:
+        backend.close()
+    assert rows_of(out) == expected
+
+
+def test_with_continue_the_last_worker_dying_stops_the_run(tmp_path: Path) -> None:
+    data = data_file(tmp_path)
+    envs = [{"JURIST_TEST_DIE_AFTER": "6"}, {"JURIST_TEST_DIE_AFTER": "6"}]
+    backend = DataParallelBackend(mortal, 2, envs=envs, on_worker_death="continue")
+    try:
+        with pytest.raises(BackendError, match="exited with code 9, the last one left"):
+            engine(backend).run_file(data, tmp_path / "out.parquet")
+    finally:
+        backend.close()
+
+
+def test_on_worker_death_is_checked_on_the_command_line(tmp_path: Path) -> None:
+    config, data = setup(tmp_path, 2)
+    done = jurist(*judge_args(config, data, tmp_path / "o.parquet", "--on-worker-death", "retry"))
+    assert done.returncode == 2 and "--on-worker-death" in done.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray not installed")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*")
+def test_a_dying_ray_actor_is_restarted_and_its_block_judged_again(tmp_path: Path) -> None:
+    import ray
+
+    from jurist import Engine
+    from jurist.engine.ray_job import RayRun
+
+    data = data_file(tmp_path)
+    expected = undisturbed(data, tmp_path / "alone.parquet")
+    out = tmp_path / "out.parquet"
+    here = Path(__file__).parent
+    env = {"PYTHONPATH": f"{here}:{here.parents[1] / 'src'}", "JURIST_TEST_DIE_AFTER": "25"}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    try:
+        judges = Engine(JUDGE, backend_factory=mortal_for, chunk_size=10)
+        # every actor process dies on its 26th request: 5 blocks of 10 rows on 2 actors, so one actor takes a
+        # third block and dies in it; Ray restarts it and runs that block again
+        RayRun(judges, concurrency=2).run_file(data, out)
+    finally:
+        ray.shutdown()
+    assert rows_of(out) == expected
