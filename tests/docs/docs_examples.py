@@ -128,8 +128,8 @@ def read_blocks(page: Path) -> list[Block]:
 
 
 def pages() -> list[Path]:
-    """Every page under docs/ (the README joins when it becomes the short front page)."""
-    return sorted((ROOT / "docs").rglob("*.md"))
+    """README.md and every page under docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def needs_engine(blocks: list[Block]) -> bool:

@@ -78,7 +78,18 @@ def _links(page: Path) -> list[str]:
     return re.findall(r"\]\(([^)\s]+)\)", text)
 
 
-@pytest.mark.parametrize("page", [*sorted((ROOT / "docs").rglob("*.md"))], ids=lambda p: p.name)
+def test_the_readme_is_a_short_front_page() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 200
+    fence = next(i for i, line in enumerate(lines) if line.startswith("```"))
+    assert lines[fence] == "```bash"
+    assert lines[fence + 1].startswith("./scripts/demo.sh ")
+    assert lines[fence + 2].startswith("./scripts/test.sh ")
+    for script in ("scripts/demo.sh", "scripts/test.sh"):
+        assert (ROOT / script).is_file()
+
+
+@pytest.mark.parametrize("page", [README, *sorted((ROOT / "docs").rglob("*.md"))], ids=lambda p: p.name)
 def test_every_relative_link_resolves(page: Path) -> None:
     """Files and anchors exist (links to the web are not fetched: there is no network here)."""
     broken = []
@@ -90,3 +101,10 @@ def test_every_relative_link_resolves(page: Path) -> None:
         if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
             broken.append(link)
     assert broken == []
+
+
+def test_the_readme_links_into_the_guide() -> None:
+    """One example per job, each followed by a link to its page."""
+    links = {link.partition("#")[0] for link in _links(README)}
+    jobs = {"docs/guide/judging-a-dataset.md", "docs/guide/training-data.md", "docs/guide/benchmarking.md"}
+    assert jobs <= links
