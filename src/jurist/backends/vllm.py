@@ -77,10 +77,14 @@ class VLLMEngineParams(StrictModel):
     )
     kv_cache_memory_bytes: int | None = Field(default=None, ge=1, description="An explicit KV-cache size.")
     tensor_parallel_size: int = Field(default=1, ge=1)
+    """GPUs one engine spreads the model over."""
     enable_prefix_caching: bool = True
+    """Reuse the KV cache of shared prompt prefixes (judge instructions, rubrics, few-shot turns)."""
     enforce_eager: bool | None = Field(default=None, description="Default: on CPU, off on GPU.")
     max_num_seqs: int | None = Field(default=None, ge=1)
+    """Sequences the engine decodes at once (vLLM's default when unset)."""
     max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    """Tokens per engine step (vLLM's default when unset)."""
     block_size: int | None = Field(
         default=None,
         ge=1,

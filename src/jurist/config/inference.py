@@ -47,7 +47,10 @@ _IGNORED: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
         "tokenizer_pad_token": _note("jurist pads with the tokenizer's own pad or end token"),
         "tokenizer_kwargs": _note("the tokenizer loads with its defaults", lambda v: not v),
         "processor_kwargs": _note("jurist judges text only", lambda v: not v),
-        "compile": _note("not used (engine VLLM: engine_params.enforce_eager)", lambda v: v in (None, False)),
+        "compile": _note(
+            "compilation is the engine's choice (VLLM: engine_params.enforce_eager)",
+            lambda v: v in (None, False),
+        ),
         "chat_template": _note(
             "jurist applies the tokenizer's own chat template", lambda v: v in (None, "auto")
         ),
@@ -83,6 +86,43 @@ _IGNORED: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
         ),
     },
 }
+
+# Oumi keys jurist reads under its own name, by section: Oumi's name -> jurist's.
+_RENAMED: dict[str, dict[str, str]] = {
+    "model": {"model_revision": "revision"},
+    "remote_params": {"api_key_env_varname": "api_key_env", "connection_timeout": "timeout_s"},
+}
+# jurist's own other names for a key, by section: other name -> the key.
+_ALIASES: dict[str, dict[str, str]] = {"remote_params": {"request_timeout": "timeout_s"}}
+# Oumi keys accepted with the one value that keeps the judge the model asked for, by section.
+_CHECKED: dict[str, dict[str, str]] = {
+    "model": {
+        "adapter_model": "null only: jurist loads no adapters (merge it, or serve it and use REMOTE_VLLM)",
+        "load_pretrained_weights": "true only: a judge needs its trained weights",
+    },
+}
+
+
+def oumi_keys() -> list[tuple[str, str]]:
+    """(dotted key under ``inference_config``, what jurist does with it) for every key that is not a field of
+    jurist's models: Oumi's names and jurist's other names of a field, Oumi's keys accepted with one value,
+    and Oumi's keys accepted and not used."""
+    found = [
+        (f"{section}.{old}", f"read as {section}.{new}")
+        for section, names in _RENAMED.items()
+        for old, new in names.items()
+    ]
+    found += [
+        (f"{section}.{old}", f"another name of {section}.{new}")
+        for section, names in _ALIASES.items()
+        for old, new in names.items()
+    ]
+    found += [(f"{section}.{key}", note) for section, keys in _CHECKED.items() for key, note in keys.items()]
+    for section, ignored in _IGNORED.items():
+        for key, (note, _harmless) in ignored.items():
+            found.append((f"{section}.{key}" if section else key, f"accepted and ignored ({note})"))
+    return found
+
 
 # Oumi engine -> (jurist engine, default API URL, default API key variable). Every hosted provider Oumi
 # knows that speaks OpenAI's chat-completions protocol runs on jurist's OpenAI backend; REMOTE and SGLANG
@@ -169,12 +209,17 @@ class ModelParams(StrictModel):
     default (SmolLM2-135M-Instruct)."""
 
     model_name: str | None = None
+    """A Hugging Face model id or a local folder; unset: the embedded SmolLM2-135M-Instruct."""
     tokenizer_name: str | None = None
+    """The tokenizer's id or folder, when it is not the model's."""
     revision: str | None = None
+    """The model's revision (a branch, tag or commit); Oumi's model_revision is the same key."""
     model_max_length: int | None = Field(default=None, ge=16, description="vLLM max_model_len.")
     torch_dtype_str: str | None = Field(default=None, description="auto, bfloat16, float16, float32.")
     trust_remote_code: bool = False
+    """Let the model's repository run its own code when it loads."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Other arguments for the engine's model loading, passed as they are."""
 
     @model_validator(mode="before")
     @classmethod
@@ -182,7 +227,8 @@ class ModelParams(StrictModel):
         if not isinstance(data, Mapping):
             return data
         values = dict(_drop(data, "model"))
-        _rename(values, "model_revision", "revision", "model")
+        for old, new in _RENAMED["model"].items():
+            _rename(values, old, new, "model")
         if values.pop("adapter_model", None) is not None:
             raise ValueError(
                 "model.adapter_model: jurist loads no adapters; merge the adapter into the model (or serve "
@@ -197,14 +243,23 @@ class GenerationParams(StrictModel):
     """Sampling parameters. ``max_new_tokens`` None means: the output schema's bound (guided) or 1024."""
 
     max_new_tokens: int | None = Field(default=None, ge=1)
+    """Longest answer in tokens; unset: the output schema's bound when guided, else 1024."""
     temperature: float = Field(default=0.0, ge=0.0)
+    """Sampling temperature; 0 decodes greedily."""
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    """Nucleus sampling: the smallest set of tokens whose probability reaches top_p."""
     top_k: int | None = None
+    """Sample from the k most likely tokens only."""
     min_p: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Drop tokens less likely than min_p times the most likely one."""
     seed: int | None = None
+    """The sampling seed (per row on GPUs, the engine's on CPU)."""
     frequency_penalty: float = 0.0
+    """Penalty on tokens by how often they appeared."""
     presence_penalty: float = 0.0
+    """Penalty on tokens that appeared at all."""
     stop_strings: list[str] = Field(default_factory=list)
+    """Strings that end the answer."""
     batch_size: int | None = Field(default=None, ge=1, description="Rows per inference call (a chunk).")
 
     @model_validator(mode="before")
@@ -223,12 +278,14 @@ class RemoteParams(StrictModel):
     """An OpenAI-compatible server, for engines REMOTE_VLLM and OPENAI (and Oumi's hosted engines)."""
 
     api_url: str | None = None
+    """The server's base URL (an Oumi-style URL ending in /chat/completions is cut back to its base)."""
     api_key_env: str | None = Field(default=None, description="Environment variable that holds the key.")
     api_key: SecretStr | None = Field(
         default=None, description="The key itself (kept secret: written to results as asterisks)."
     )
     user_id: str | None = Field(default=None, description="Sent as the request's `user`.")
     num_workers: int = Field(default=8, ge=1)
+    """Requests in flight at once."""
     timeout_s: float = Field(
         default=120.0,
         gt=0,
@@ -262,9 +319,10 @@ class RemoteParams(StrictModel):
         if not isinstance(data, Mapping):
             return data
         values = dict(_drop(data, "remote_params"))
-        _rename(values, "api_key_env_varname", "api_key_env", "remote_params")
-        _rename(values, "connection_timeout", "timeout_s", "remote_params")
-        _rename(values, "request_timeout", "timeout_s", "remote_params", "another name")
+        for old, new in _RENAMED["remote_params"].items():
+            _rename(values, old, new, "remote_params")
+        for old, new in _ALIASES["remote_params"].items():
+            _rename(values, old, new, "remote_params", "another name")
         return values
 
 
@@ -275,13 +333,20 @@ class InferenceConfig(StrictModel):
     (``ANTHROPIC`` runs on ``OPENAI`` against Anthropic's OpenAI-compatible endpoint); set by loading."""
 
     model: ModelParams = Field(default_factory=ModelParams)
+    """The judge model."""
     engine: InferenceEngine = InferenceEngine.VLLM
+    """VLLM (default), NATIVE (transformers), REMOTE_VLLM or OPENAI; Oumi's other engine names map onto
+    these."""
     provider: str | None = None
+    """The Oumi engine name the config gave when it runs on one of jurist's engines (set when the config
+    loads)."""
     generation: GenerationParams = Field(default_factory=GenerationParams)
+    """Sampling parameters."""
     remote_params: RemoteParams = Field(default_factory=RemoteParams)
+    """The server, for REMOTE_VLLM and OPENAI."""
     engine_params: dict[str, Any] = Field(
         default_factory=dict,
-        description="Settings of the local engine, validated by that engine's backend (see the README).",
+        description="Settings of the local engine, validated by that engine's backend (keys: below).",
     )
 
     @model_validator(mode="before")

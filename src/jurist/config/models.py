@@ -48,11 +48,19 @@ class JudgeParams(StrictModel):
         default_factory=dict, description="Placeholders replaced once, when the judge is built."
     )
     response_format: ResponseFormat = ResponseFormat.JSON
+    """How the judge writes its answer: JSON, XML, or RAW (simple judges only: the bare judgment)."""
     judgment_type: JudgmentType = JudgmentType.BOOL
+    """The judgment's type: BOOL, INT, FLOAT, TEXT or ENUM (simple judges; a rubric sets it per criterion)."""
     judgment_scores: dict[str, float | None] | None = None
+    """Label -> score (ENUM labels, or the allowed INT / FLOAT / TEXT values); an ENUM label mapped to null is
+    N/A and drops out of the aggregate."""
     include_explanation: bool = False
+    """Ask for an explanation (at most max_explanation_chars), written before the judgment (GENERATE
+    scoring only)."""
     examples: list[dict[str, Any]] = Field(default_factory=list, description="Few-shot examples.")
     use_guided_decoding: bool = True
+    """Hold the answer to the output schema with the engine's constrained decoding (off: parse whatever the
+    model writes)."""
     format_instructions: bool = Field(
         default=True,
         description="jurist: append the answer format's instructions to the system message (false: the "
@@ -64,6 +72,8 @@ class JudgeParams(StrictModel):
         default=400, ge=16, le=20000, description="Upper bound on an explanation or TEXT judgment."
     )
     scoring: ScoringMode = ScoringMode.GENERATE
+    """GENERATE decodes the answer; LOGPROBS reads the label distribution after one prefill (BOOL, ENUM and
+    INT judgments, pairwise judges)."""
     label_probabilities: bool = Field(
         default=False,
         description="In GENERATE scoring, also read each label field's distribution from token logprobs.",
@@ -117,11 +127,17 @@ class Criterion(StrictModel):
     """One criterion of a rubric judge: one output field (plus its explanation)."""
 
     id: str
+    """The criterion's output field (letters, digits and underscores); its column is <judge>.<id>."""
     description: str
+    """What the criterion asks, shown to the model."""
     judgment_type: JudgmentType = JudgmentType.BOOL
+    """The criterion's judgment type: BOOL, INT, FLOAT, TEXT or ENUM."""
     judgment_scores: dict[str, float | None] | None = None
+    """Label -> score for this criterion (as judge_params.judgment_scores)."""
     include_explanation: bool = True
+    """Ask for <id>_explanation before the judgment."""
     weight: float = Field(default=1.0, gt=0.0)
+    """The criterion's weight in WEIGHTED_MEAN aggregation (> 0)."""
 
     @field_validator("judgment_scores", mode="before")
     @classmethod
@@ -160,7 +176,10 @@ class RubricJudgeParams(StrictModel):
     """Several criteria judged in one call (Oumi's ``rubric_judge_params``)."""
 
     aggregation: Aggregation = Aggregation.WEIGHTED_MEAN
+    """How the criteria's scores combine into the judge's score: WEIGHTED_MEAN, MIN, ALL (1.0 when every
+    scored criterion is 1.0) or NONE."""
     criteria: list[Criterion] = Field(min_length=1)
+    """The criteria, judged in one call, one output field each (at least one)."""
 
     @model_validator(mode="after")
     def _unique_ids(self) -> RubricJudgeParams:
@@ -180,8 +199,11 @@ class PairLabels(StrictModel):
     """The labels a pairwise judge answers with: the first shown response, the second, or a tie."""
 
     first: str = "A"
+    """The label of the response shown first."""
     second: str = "B"
+    """The label of the response shown second."""
     tie: str = "tie"
+    """The label of a tie (used when allow_tie is true)."""
 
     @model_validator(mode="after")
     def _distinct(self) -> PairLabels:
@@ -230,13 +252,21 @@ class PairwiseJudgeParams(StrictModel):
     """
 
     question_field: list[str] = Field(default_factory=lambda: ["question", "input", "instruction", "prompt"])
+    """Columns the question is read from, the first one a row has."""
     response_a_field: list[str] = Field(default_factory=lambda: ["response_a", "output_1", "answer_a"])
+    """Columns response A is read from."""
     response_b_field: list[str] = Field(default_factory=lambda: ["response_b", "output_2", "answer_b"])
+    """Columns response B is read from."""
     reference_field: list[str] = Field(default_factory=lambda: ["reference", "expected_output"])
+    """Columns an optional reference answer is read from ({reference})."""
     error_a_field: list[str] = Field(default_factory=lambda: ["error_a", "response_a_error"])
+    """Columns whose non-empty value means response A errored (the row is target_error)."""
     error_b_field: list[str] = Field(default_factory=lambda: ["error_b", "response_b_error"])
+    """Columns whose non-empty value means response B errored."""
     labels: PairLabels = Field(default_factory=PairLabels)
+    """The labels the judge answers with."""
     allow_tie: bool = False
+    """Let the judge answer a tie as well as either response."""
     inconsistent: Literal["tie", "inconclusive"] = Field(
         default="tie",
         description="What a row whose two orders disagree is: a tie (MT-Bench) or inconclusive (evaluatorq).",
@@ -267,14 +297,23 @@ class JudgeConfig(StrictModel):
     """
 
     name: str | None = None
+    """The judge's name: the prefix of its output columns (default: the config file's stem)."""
     description: str | None = None
+    """Free text, shown by `jurist list` and `jurist validate`."""
     judge_params: JudgeParams
+    """What the judge is asked and how it answers."""
     rubric_judge_params: RubricJudgeParams | None = None
+    """Several criteria in one call: makes the judge a rubric judge."""
     pairwise_judge_params: PairwiseJudgeParams | None = None
+    """Two responses judged in both orders: makes the judge a pairwise judge."""
     rag_judge_params: RagJudgeParams | None = None
+    """A RAG metric computed in steps: makes the judge a RAG judge."""
     reward_judge_params: RewardJudgeParams | None = None
+    """A reward model or classifier as the judge: no text is generated."""
     rule_judge_params: RuleJudgeParams | None = None
+    """A deterministic rule, no model (Oumi's rule-based judges)."""
     inference_config: InferenceConfig = Field(default_factory=InferenceConfig)
+    """The judge model, its engine and its generation settings."""
 
     _source: str = PrivateAttr(default="<python>")
     _warnings: list[str] = PrivateAttr(default_factory=list)

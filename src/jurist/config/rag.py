@@ -95,23 +95,34 @@ class RagJudgeParams(StrictModel):
     """
 
     metric: RagMetric
+    """answer_correctness, answer_relevance, context_precision, context_recall, faithfulness or
+    criteria_score."""
     max_statements: int = Field(default=12, ge=1, le=64)
+    """At most this many statements per extraction step."""
     max_statement_chars: int = Field(default=200, ge=16, le=2000)
+    """At most this many characters per extracted statement."""
     max_reason_chars: int = Field(default=160, ge=0, le=2000)
+    """At most this many characters per reason of a verdict or rating (0: no reasons are written)."""
     max_contexts: int = Field(default=16, ge=1, le=128)
+    """At most this many contexts (context precision gives one verdict per context)."""
     scale: int | None = Field(default=None, ge=2, le=100, description="criteria_score: the highest rating.")
     criteria: str | None = Field(default=None, description="criteria_score: the rubric, in plain language.")
     question_field: list[str] = Field(
         default_factory=lambda: ["question", "user_input", "query", "input", "instruction", "prompt"]
     )
+    """Columns the question is read from, the first one a row has."""
     answer_field: list[str] = Field(default_factory=lambda: ["answer", "response"])
+    """Columns the answer is read from."""
     contexts_field: list[str] = Field(
         default_factory=lambda: ["contexts", "retrieved_contexts", "context", "documents"]
     )
+    """Columns the retrieved contexts are read from (a list, one string, or a JSON array as text)."""
     reference_field: list[str] = Field(
         default_factory=lambda: ["reference", "ground_truth", "expected_output", "reference_answer"]
     )
+    """Columns the reference answer is read from."""
     criteria_field: list[str] = Field(default_factory=lambda: ["criteria"])
+    """Columns a row's own criteria are read from (criteria_score without criteria)."""
 
     _coerce = field_validator(
         "question_field", "answer_field", "contexts_field", "reference_field", "criteria_field", mode="before"

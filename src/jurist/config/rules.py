@@ -95,10 +95,15 @@ class RegexRuleConfig(StrictModel):
     Python's ``re`` flags as a number (2 = IGNORECASE)."""
 
     pattern: str = Field(min_length=1)
+    """The regular expression (Python's re syntax)."""
     input_field: str = "text"
+    """The column whose text is matched."""
     match_mode: str = "search"
+    """search (anywhere), match (at the start) or fullmatch (the whole text)."""
     inverse: bool = False
+    """Pass when the pattern does not match."""
     flags: int = Field(default=0, ge=0)
+    """Python's re flags as a number (2 = IGNORECASE)."""
 
     @model_validator(mode="after")
     def _compiles(self) -> RegexRuleConfig:
@@ -122,11 +127,17 @@ class RuleJudgeParams(StrictModel):
     1.0), False otherwise (0.0)."""
 
     rule_type: str
+    """The rule: regex."""
     input_fields: list[str] = Field(min_length=1)
+    """Columns every row must have (a row without one is missing_input)."""
     rule_config: dict[str, Any] = Field(default_factory=dict)
+    """The rule's settings (for regex: pattern, input_field, match_mode, inverse, flags; below)."""
     response_format: ResponseFormat = ResponseFormat.XML
+    """Oumi's field, accepted as it is: a rule writes no model answer, so it changes nothing."""
     judgment_type: JudgmentType = JudgmentType.BOOL
+    """Must be BOOL: a rule passes or fails."""
     judgment_scores: dict[str, float | None] | None = None
+    """Must be unset: a pass scores 1.0, a failure 0.0."""
 
     @field_validator("input_fields")
     @classmethod

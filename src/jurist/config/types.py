@@ -79,4 +79,6 @@ class ScoringMode(_UpperEnum):
 class StrictModel(BaseModel):
     """A config section: unknown keys are refused, assignments are validated."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, use_enum_values=False, use_attribute_docstrings=True
+    )
