@@ -66,6 +66,21 @@ def metadata(path: Path) -> dict[str, Any]:
     return dict(json.loads(pq.read_schema(path).metadata[b"jurist"]))
 
 
+def test_rows_render_as_read_on_ray_whatever_their_neighbours(cluster: str, tmp_path: Path) -> None:
+    # each row's question is an object with keys of its own: an Arrow table of the block would give every
+    # row the others' keys as nulls; the actors render the records as read
+    source = tmp_path / "nested.jsonl"
+    source.write_text("".join(json.dumps({"question": {f"k{i}": i}}) + "\n" for i in range(6)))
+    local, remote = tmp_path / "local.parquet", tmp_path / "ray.parquet"
+    Engine(sb.JUDGE, chunk_size=3, backend_factory=sb.scripted_for).run_file(source, local)
+    engine = Engine(sb.JUDGE, chunk_size=3, backend_factory=sb.scripted_for)
+    RayRun(engine, concurrency=2).run_file(source, remote)
+    seen = pq.read_table(remote).column("j.explanation").to_pylist()  # the prompt's last 12 characters
+    assert seen == pq.read_table(local).column("j.explanation").to_pylist()
+    assert not any("null" in text for text in seen)
+    assert seen[0].endswith('"k0": 0}')
+
+
 def test_scripted_on_ray_equals_the_local_run(cluster: str, tmp_path: Path) -> None:
     source = write_rows(tmp_path / "rows.jsonl", 47)
     local, remote = tmp_path / "local.parquet", tmp_path / "ray.parquet"

@@ -96,7 +96,7 @@ class _ChunkSource(RowSource):
         self.schema, self.source, self.chunk, self.total = schema, source, chunk, chunk.num_rows
 
     def batches(self) -> Iterator[Batch]:
-        yield Batch(self.chunk.table, self.chunk.errors, self.chunk.numbers)
+        yield Batch(self.chunk.table, self.chunk.errors, self.chunk.numbers, self.chunk.records)
 
     def chunks(self, size: int, skip: int = 0) -> Iterator[Chunk]:
         yield self.chunk
@@ -126,7 +126,8 @@ class JudgeBlocks:
         out: dict[str, list[Any]] = {"start": [], "rows": [], "batch": [], "outputs": []}
         for item in batch.to_pylist():
             errors = {int(k): v for k, v in json.loads(item["errors"]).items()}
-            chunk = Chunk(_from_ipc(item["table"]), item["start"], errors, item["numbers"])
+            records = pickle.loads(item["records"]) if item["records"] is not None else None
+            chunk = Chunk(_from_ipc(item["table"]), item["start"], errors, item["numbers"], records)
             source = _ChunkSource(self.schema, self.source, chunk)
             assembler = self.engine.assembler(source)
             sent = self.engine.tally.requests
@@ -296,6 +297,8 @@ class RayBatches:
                         "table": _ipc(chunk.table),
                         "errors": json.dumps({str(k): v for k, v in chunk.errors.items()}),
                         "numbers": list(chunk.input_numbers) if chunk.input_numbers is not None else None,
+                        # the rows as read, when they were records: what judges render (never unified)
+                        "records": pickle.dumps(list(chunk.records)) if chunk.records is not None else None,
                     }
                 )
         self.ray.sent_blocks = len(self.items)
