@@ -29,7 +29,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
@@ -103,6 +103,27 @@ class _Pacer:
         self._local.last = time.monotonic()
 
 
+def chat_body(request: GenerationRequest, model: str) -> dict[str, Any]:
+    """The chat-completions fields of a request that every OpenAI-compatible server reads: the model, the
+    messages, the token bound and the sampling settings."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [m.as_dict() for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+    }
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if request.frequency_penalty:
+        body["frequency_penalty"] = request.frequency_penalty
+    if request.presence_penalty:
+        body["presence_penalty"] = request.presence_penalty
+    return body
+
+
 def remote_constraint_kinds(engine: InferenceEngine) -> tuple[ConstraintKind, ...]:
     """What a server enforces: ``vllm serve`` (REMOTE_VLLM) every kind, a regex first; OpenAI only JSON
     schemas."""
@@ -168,21 +189,7 @@ class OpenAIBackend:
 
     def body(self, request: GenerationRequest) -> dict[str, Any]:
         """The JSON body sent for one request."""
-        body: dict[str, Any] = {
-            "model": self._model,
-            "messages": [m.as_dict() for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "top_p": request.top_p,
-        }
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.stop:
-            body["stop"] = list(request.stop)
-        if request.frequency_penalty:
-            body["frequency_penalty"] = request.frequency_penalty
-        if request.presence_penalty:
-            body["presence_penalty"] = request.presence_penalty
+        body = chat_body(request, self._model)
         if self._user:
             body["user"] = self._user
         if self._engine is InferenceEngine.REMOTE_VLLM:
@@ -245,7 +252,7 @@ class OpenAIBackend:
             try:
                 http_request = urllib.request.Request(self._url, data=payload, headers=headers, method="POST")
                 with urllib.request.urlopen(http_request, timeout=self._timeout) as response:
-                    completion = _completion(json.loads(response.read()))
+                    completion = completion_of(json.loads(response.read()))
                 self._health.answered()
                 return completion
             except urllib.error.HTTPError as exc:
@@ -278,19 +285,35 @@ class OpenAIBackend:
         """Nothing to free: connections are not kept open."""
 
 
-def _completion(data: dict[str, Any]) -> Completion:
+def completion_of(data: Mapping[str, Any], unexpected: str = "unexpected server answer:") -> Completion:
+    """A chat-completions response body as a :class:`Completion`: the first choice's text and finish reason,
+    the usage counts and, when the body has them, the tokens' log-probabilities; a body of another shape is
+    an ``error`` completion that starts with ``unexpected`` and shows the body."""
     try:
         choice = data["choices"][0]
         text = choice["message"].get("content") or ""
         finish = choice.get("finish_reason") or "stop"
     except (KeyError, IndexError, TypeError, AttributeError):
-        return Completion("", "error", error=f"unexpected server answer: {json.dumps(data)[:300]}")
+        return Completion("", "error", error=f"{unexpected} {json.dumps(data)[:300]}")
     usage = data.get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
+    content = (choice.get("logprobs") or {}).get("content")
+    token_logprobs = tokens = None
+    if content:
+        tokens = tuple(step["token"] for step in content)
+        token_logprobs = tuple(
+            {
+                **{t["token"]: t["logprob"] for t in step.get("top_logprobs") or ()},
+                step["token"]: step["logprob"],
+            }
+            for step in content
+        )
     return Completion(
         text,
         "length" if finish == "length" else "stop",
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cached_tokens=details.get("cached_tokens"),
+        token_logprobs=token_logprobs,
+        tokens=tokens,
     )

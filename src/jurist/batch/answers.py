@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.backends.base import Completion, GenerationRequest
+from jurist.backends.openai import completion_of
 
 TOO_LONG_CODE = "context_length_exceeded"
 ENGINE_ERROR_CODE = "engine_error"
@@ -132,31 +133,4 @@ def completion_from_line(line: Mapping[str, Any]) -> Completion:
     if status != 200:
         detail = json.dumps(body.get("error") or body)[:300]
         return Completion("", "error", error=f"batch result: HTTP {status}: {detail}")
-    try:
-        choice = body["choices"][0]
-        text = choice["message"].get("content") or ""
-        finish = choice.get("finish_reason") or "stop"
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return Completion("", "error", error=f"batch result: unexpected body {json.dumps(body)[:300]}")
-    usage = body.get("usage") or {}
-    details = usage.get("prompt_tokens_details") or {}
-    content = (choice.get("logprobs") or {}).get("content")
-    token_logprobs = tokens = None
-    if content:
-        tokens = tuple(step["token"] for step in content)
-        token_logprobs = tuple(
-            {
-                **{t["token"]: t["logprob"] for t in step.get("top_logprobs") or ()},
-                step["token"]: step["logprob"],
-            }
-            for step in content
-        )
-    return Completion(
-        text,
-        "length" if finish == "length" else "stop",
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cached_tokens=details.get("cached_tokens"),
-        token_logprobs=token_logprobs,
-        tokens=tokens,
-    )
+    return completion_of(body, "batch result: unexpected body")

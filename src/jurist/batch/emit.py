@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
+from jurist.backends.openai import chat_body
 from jurist.batch.reading import SeenIds
 from jurist.batch.shapes import CHAT_URL
 from jurist.engine.core import Engine
@@ -35,21 +36,7 @@ EMIT_KINDS: tuple[ConstraintKind, ...] = ("json_schema",)
 
 def request_body(request: GenerationRequest, model: str) -> dict[str, Any]:
     """The chat completion body of a request (OpenAI's fields only)."""
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [m.as_dict() for m in request.messages],
-        "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
-        "top_p": request.top_p,
-    }
-    if request.seed is not None:
-        body["seed"] = request.seed
-    if request.stop:
-        body["stop"] = list(request.stop)
-    if request.frequency_penalty:
-        body["frequency_penalty"] = request.frequency_penalty
-    if request.presence_penalty:
-        body["presence_penalty"] = request.presence_penalty
+    body = chat_body(request, model)
     if request.logprobs is not None:
         body["logprobs"] = True
         body["top_logprobs"] = min(request.logprobs, 20)
