@@ -59,15 +59,18 @@ def _materialize(dataset: Any) -> InputData | pa.Table:
         return InputData.from_rows(dataset)
     source = open_source(dataset)
     tables: list[pa.Table] = []
+    records: list[Any] | None = []  # the rows as read, when the source read records: what judges render
     errors: dict[int, str] = {}
     offset = 0
     for chunk in source.chunks(4096, 0):
         errors.update({offset + index: error for index, error in chunk.errors.items()})
         tables.append(chunk.table)
+        records = None if records is None or chunk.records is None else [*records, *chunk.records]
         offset += chunk.table.num_rows
     if not tables:
         return pa.table({})
-    return InputData(pa.concat_tables(tables, promote_options="default"), source.source, errors)
+    table = pa.concat_tables(tables, promote_options="default")
+    return InputData(table, source.source, errors, records)
 
 
 def evaluate_answers(
