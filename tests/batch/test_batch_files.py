@@ -21,6 +21,7 @@ from jurist.batch import BatchRun, Served
 from jurist.batch.reading import BUFFER_IDS, SeenIds
 from jurist.batch.shapes import ChatCompletion, EmbeddingList, OutputLine
 from jurist.cli import app
+from jurist.io.lock import OutputLock
 
 SERVED = Served(model=None, model_map={}, embeddings=False, constraint_kinds=ALL_CONSTRAINT_KINDS)
 
@@ -259,6 +260,16 @@ def test_cli_a_file_of_bad_lines_runs_without_loading_a_model_and_exits_3(tmp_pa
     info = CliRunner().invoke(app, ["info", str(output)])
     assert info.exit_code == 0, info.output
     assert "<stdin>" in info.output
+
+
+def test_cli_a_second_run_on_a_held_output_exits_2_naming_the_holder(tmp_path: Path) -> None:
+    output = tmp_path / "out.jsonl"
+    (tmp_path / "in.jsonl").write_text(json.dumps(chat("r1", "Is water wet?")) + "\n")
+    with OutputLock(output):  # another run writing this output
+        result = CliRunner().invoke(app, ["batch", str(tmp_path / "in.jsonl"), "-o", str(output), "-q"])
+    assert result.exit_code == 2, result.output
+    assert "another run is writing this output" in result.output and "pid" in result.output
+    assert not output.exists()
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,10 @@ from jurist.batch.runner import DEFAULT_CHUNK_SIZE, BatchRun, Embedder
 from jurist.cli.common import EXIT_CRASH, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 from jurist.cli.console import run_console
 from jurist.config.inference import InferenceConfig
+from jurist.engine.interrupt import EXIT_INTERRUPTED, Stopped, stop_on_signals, stopped_message
 from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError, JuristError
+from jurist.io.lock import OutputLock
 
 logger = logging.getLogger("jurist")
 
@@ -140,24 +142,32 @@ def batch(
         )
     except JuristError as exc:
         fail(exc)
+    lock = OutputLock(output)  # one writer per output, as for judge runs
+    try:
+        lock.acquire()
+    except JuristError as exc:
+        runner.close()
+        fail(exc)
     log = output.with_name(output.name + ".log") if output.parent.is_dir() else None
     summary, problem, code = None, None, EXIT_OK
     with run_console(log, verbose=verbose) as console:
         try:
-            summary = runner.run(input, output, overwrite=overwrite, progress=None if quiet else console.err)
+            progress = None if quiet else console.err
+            with stop_on_signals():  # SIGTERM and SIGHUP stop the run as Ctrl-C does
+                summary = runner.run(input, output, overwrite=overwrite, progress=progress)
         except JuristError as exc:
             problem, code = f"error: {exc}", EXIT_USAGE
+        except Stopped as exc:
+            problem, code = stopped_message(exc.reason, output), exc.exit_code
         except KeyboardInterrupt:
-            problem, code = (
-                "interrupted: the chunks done so far are kept; rerun the same command to resume",
-                130,
-            )
+            problem, code = stopped_message("interrupted", output), EXIT_INTERRUPTED
         except Exception as exc:
             logger.exception("the batch run failed")
             where = f" (details in {log})" if log is not None else ""
             problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
         finally:
             runner.close()
+            lock.release()
     if summary is not None:
         typer.echo(summary.text())
         if summary_json is not None:
