@@ -7,19 +7,9 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+from jurist.analysis.text import interval_text as _ci
+from jurist.analysis.text import number_text as _num
 from jurist.errors import JuristError
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _ci(d: Mapping[str, Any] | None, key: str = "estimate", digits: int = 3) -> str:
-    if not d or d.get(key) is None:
-        return "n/a"
-    if d.get("low") is None:
-        return _num(d[key], digits)
-    return f"{_num(d[key], digits)} [{_num(d['low'], digits)}, {_num(d['high'], digits)}]"
 
 
 def render(data: Mapping[str, Any]) -> str:
