@@ -188,8 +188,6 @@ class Run:
     def _execute(self, batches: BatchSource) -> RunSummary:
         output, engine = self.output, self.engine
         source, options, run_id = self.open()
-        if engine.shared_backend is None:  # backends made from the configs: compile before any model loads
-            check_constraints(engine.judges)
         schema = engine.assembler(source).schema
         note = check_manifest(output, run_id, repair=self.repair, overwrite=self.overwrite)
         plan = check_output(output, run_id, overwrite=self.overwrite)
@@ -210,6 +208,8 @@ class Run:
                 "pass --overwrite to start afresh",
                 source=str(output),
             )
+        if engine.shared_backend is None:  # backends made from the configs: compile before any model loads
+            check_constraints(engine.judges)  # (not for a run found complete above: nothing will decode)
         metadata = run_metadata(engine.judges, source.source, source.total, options, panel=engine.panel)
         target = output
         if batches.retries:  # the new results are staged beside the old ones, then replace them
