@@ -8,10 +8,13 @@ probabilities of a generated label)       (``<judge>.judgment_confidence``)
 pairwise, LOGPROBS                        the order-averaged probability of the winning side (``p_a`` for A,
                                           ``1 - p_a`` for B); orders that disagree, and ties, count 0
 pairwise, generated                       agreement of the two orders: 1 when both name the same side, else 0
+pointwise, generated with                 the share of the row's N samples that gave the verdict (a sample
+``judge_params.samples`` N > 1            that failed counts against it): ``<judge>.sample_agreement``
 ========================================  ==================================================================
 
 A row whose output is not ``ok`` has no confidence (None): it is never kept by a threshold. Pointwise
-judges that only generate text have no confidence here; they are refused as a stage.
+judges that generate one answer per row and read no label probabilities give no confidence; they are
+refused as a stage (naming both ways to give one).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
+from jurist.judges.pointwise import AGREEMENT
 
 JUDGMENT = "judgment"
 
@@ -51,10 +55,15 @@ def confidence_source(judge: Judge) -> ConfidenceSource:
         fields = {f.name for f in judge.parts.label_fields}
         if JUDGMENT in fields:
             return ConfidenceSource("label_probability", "the probability of the most likely judgment label")
+        samples = judge.config.judge_params.samples
+        if samples > 1 and any(f.name == JUDGMENT for f in judge.spec.judgment_fields):
+            return ConfidenceSource(
+                "sample_agreement", f"the share of the row's {samples} samples that gave the verdict"
+            )
         raise ConfigError(
             f"judge {judge.name!r} gives no confidence for a cascade: score it with "
-            "judge_params.scoring: LOGPROBS (or judge_params.label_probabilities: true) "
-            "on a judgment with labels",
+            "judge_params.scoring: LOGPROBS (or judge_params.label_probabilities: true) on a judgment "
+            "with labels, or sample it (judge_params.samples: 5 with a temperature above 0)",
             field="judge_params.scoring",
         )
     raise ConfigError(f"judge {judge.name!r} is a {kind} judge; a cascade stage is pointwise or pairwise")
@@ -82,7 +91,10 @@ def confidence_of(judge: Judge, output: JudgeOutput) -> float | None:
         if p_a is None:
             return None
         return float(p_a) if winner == "a" else 1.0 - float(p_a)
-    value = output.extras.get(f"{JUDGMENT}_confidence")
+    if judge.config.judge_params.samples > 1:
+        value = output.extras.get(AGREEMENT)
+    else:
+        value = output.extras.get(f"{JUDGMENT}_confidence")
     return None if value is None else float(value)
 
 

@@ -78,6 +78,15 @@ class JudgeParams(StrictModel):
         default=False,
         description="In GENERATE scoring, also read each label field's distribution from token logprobs.",
     )
+    samples: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="jurist: judge each row this many times, sampling (temperature > 0), and keep the "
+        "most common verdict; ``<judge>.sample_agreement`` is the share of samples that gave it "
+        "(self-consistency; a generation judge's confidence as a cascade stage). Simple and rubric judges "
+        "with discrete judgments (BOOL, ENUM, INT) in GENERATE scoring.",
+    )
     target_error_field: str | list[str] | None = Field(
         default_factory=lambda: ["error", "output.error"],
         description=(
@@ -417,8 +426,40 @@ class JudgeConfig(StrictModel):
                     raise ValueError(
                         "judge_params.scoring LOGPROBS with INT needs judgment_scores (the scale)"
                     )
+        if jp.samples > 1:
+            self._check_samples()
         self._check_examples()
         return self
+
+    def _check_samples(self) -> None:
+        """Repeated samples vote on discrete verdicts of a generating simple or rubric judge."""
+        jp = self.judge_params
+        for section in ("pairwise", "reward", "rule", "rag"):
+            if getattr(self, f"{section}_judge_params") is not None:
+                raise ValueError(
+                    f"judge_params.samples applies to simple and rubric judges, not to a {section} judge"
+                )
+        if jp.scoring is ScoringMode.LOGPROBS:
+            raise ValueError(
+                "judge_params.samples needs GENERATE scoring: LOGPROBS reads one label distribution, which "
+                "sampling again would not change"
+            )
+        if jp.label_probabilities:
+            raise ValueError("judge_params.samples and label_probabilities: use one confidence, not both")
+        if self.inference_config.generation.temperature <= 0:
+            raise ValueError(
+                "judge_params.samples needs inference_config.generation.temperature > 0: greedy decoding "
+                "gives the same answer every time"
+            )
+        rubric = self.rubric_judge_params
+        types = [c.judgment_type for c in rubric.criteria] if rubric is not None else [jp.judgment_type]
+        voted = (JudgmentType.BOOL, JudgmentType.ENUM, JudgmentType.INT)
+        for jt in types:
+            if jt not in voted:
+                raise ValueError(
+                    f"judge_params.samples votes on BOOL, ENUM or INT judgments, not {jt.value} "
+                    "(samples of it rarely agree exactly)"
+                )
 
     def _check_examples(self) -> None:
         jp = self.judge_params

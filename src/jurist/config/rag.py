@@ -71,6 +71,7 @@ FIXED_JUDGE_PARAMS = (
     "examples",
     "scoring",
     "label_probabilities",
+    "samples",
     "response_format",
     "max_explanation_chars",
 )

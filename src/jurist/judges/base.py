@@ -149,6 +149,9 @@ class JudgeKind(ABC):
             lines.append(f"aggregation {rubric.aggregation.value}; weights {weights}")
         lines.append("output schema: " + json.dumps(self.spec.json_schema()))
         lines.append(f"max tokens per answer {self.parts.max_tokens}")
+        samples = self.config.judge_params.samples
+        if samples > 1:
+            lines.append(f"{samples} samples per row; the most common verdict is kept (sample_agreement)")
         constraint = self.spec.constraint(ALL_CONSTRAINT_KINDS)
         if constraint is not None:
             lines.append(f"constraint (regex): {constraint.regex}")

@@ -32,6 +32,7 @@ from jurist.render.prompts import PromptBuilder
 
 UNGUIDED_MAX_TOKENS = 1024
 TOP_LOGPROBS = 20  # alternatives per generated token when label probabilities are read in generation
+SAMPLE_SEED_STEP = 1_000_003  # a prime: a row's repeated samples get seeds this far apart
 Request = GenerationRequest | LabelRequest | RewardRequest
 
 
@@ -101,16 +102,21 @@ class JudgeParts:
         return self.generation_request(messages, kinds)
 
     def generation_request(
-        self, messages: tuple[Message, ...], kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS
+        self,
+        messages: tuple[Message, ...],
+        kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS,
+        sample: int = 0,
     ) -> GenerationRequest:
         """The generation request for rendered messages, constrained with the first of ``kinds`` the
-        answer format can express. When sampling, a per-row seed is derived from the prompt's content, so
-        a rerun gives the same verdicts."""
+        answer format can express. When sampling, a per-row seed is derived from the prompt's content (and
+        the ``sample`` number, for a judge's repeated samples of one row), so a rerun gives the same
+        verdicts."""
         gen = self.config.inference_config.generation
         seed = None
         if gen.temperature > 0:
             digest = hashlib.sha256(json.dumps([m.as_dict() for m in messages]).encode()).digest()
-            seed = (int.from_bytes(digest[:4], "big") ^ (gen.seed or 0)) & 0x7FFFFFFF
+            seed = (int.from_bytes(digest[:4], "big") ^ (gen.seed or 0)) + sample * SAMPLE_SEED_STEP
+            seed &= 0x7FFFFFFF
         return GenerationRequest(
             messages=messages,
             max_tokens=self.max_tokens,

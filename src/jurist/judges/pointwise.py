@@ -4,11 +4,20 @@ A row is rendered once; its answer is read (:class:`~jurist.answer.reading.Answe
 (:class:`~jurist.answer.scoring.Scorer`). In LOGPROBS scoring the row's score is the expected score of the
 judgment's label distribution; label fields also get ``<field>_p.<label>``, ``_confidence``, ``_entropy``
 and ``_expected`` columns.
+
+With ``judge_params.samples`` N > 1 (self-consistency), the row is sent N times with distinct seeds, and
+the samples vote (:func:`vote`): the verdict (the tuple of the judgment fields' values) most samples gave
+wins, the first sample that gave it is the row's output (its explanation, fields and score), and
+``sample_agreement`` is the share of the N samples that gave it (a sample that failed to parse counts
+against it). ``samples_agreeing``, ``samples_ok`` and ``sample_score_mean`` (the mean score of the usable
+samples) go beside it; the token counts are the samples' sums.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -49,13 +58,24 @@ class PointwiseJudge(JudgeKind):
             error = f"the target errored: {error}"
         return JudgeOutput(status, values, nothing, error=error)
 
+    @property
+    def samples(self) -> int:
+        """How many times each row is judged (``judge_params.samples``)."""
+        return self.config.judge_params.samples
+
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:
-        request = self.parts.request(self.parts.prompt.render(row), kinds)
-        return Step((request,), self.finish)
+        messages = self.parts.prompt.render(row)
+        if self.samples > 1:
+            requests = tuple(self.parts.generation_request(messages, kinds, k) for k in range(self.samples))
+            return Step(requests, self.finish)
+        return Step((self.parts.request(messages, kinds),), self.finish)
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
-        """The row's output from its one answer."""
-        return self.output(self.parts.reader.read_answer(answers[0]))
+        """The row's output from its answer (with repeated samples: from their vote)."""
+        outputs = [self.output(self.parts.reader.read_answer(answer)) for answer in answers]
+        if len(outputs) == 1:
+            return outputs[0]
+        return vote(outputs, tuple(f.name for f in self.spec.judgment_fields))
 
     def output(self, reading: Reading) -> JudgeOutput:
         """A reading, scored: fields, scores, aggregate, label distributions."""
@@ -95,5 +115,47 @@ class PointwiseJudge(JudgeKind):
         for f in self.parts.label_fields:
             columns += [extra_column(f"{f.name}_p.{label}") for label in f.labels or ()]
             columns += [extra_column(f"{f.name}_{part}") for part in ("confidence", "entropy", "expected")]
+        if self.samples > 1:
+            columns.append(extra_column(AGREEMENT))
+            columns += [extra_column(AGREEING, "int64"), extra_column(USABLE, "int64")]
+            columns.append(extra_column(SCORE_MEAN))
         columns.append(RAW_COLUMN)
         return tuple(columns)
+
+
+AGREEMENT = "sample_agreement"
+AGREEING = "samples_agreeing"
+USABLE = "samples_ok"
+SCORE_MEAN = "sample_score_mean"
+
+
+def vote(outputs: Sequence[JudgeOutput], fields: Sequence[str]) -> JudgeOutput:
+    """One row's output from its repeated samples (see the module): the first sample giving the verdict
+    most samples gave (ties: the verdict given first), with the samples' agreement, counts, mean score and
+    summed tokens. When no sample is usable, the first sample's failure, its error prefixed with the count."""
+    prompt_tokens = sum(o.prompt_tokens or 0 for o in outputs)
+    completion_tokens = sum(o.completion_tokens or 0 for o in outputs)
+    usable = [o for o in outputs if o.ok]
+    if not usable:
+        first = outputs[0]
+        extras = {**first.extras, AGREEMENT: None, AGREEING: 0, USABLE: 0, SCORE_MEAN: None}
+        error = f"none of {len(outputs)} samples was usable; the first: {first.error}"
+        return replace(
+            first,
+            error=error,
+            extras=extras,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
+    verdicts = [tuple(o.field_values.get(name) for name in fields) for o in usable]
+    winner, count = Counter(verdicts).most_common(1)[0]
+    chosen = usable[verdicts.index(winner)]
+    scores = [o.score for o in usable if o.score is not None]
+    extras = {
+        **chosen.extras,
+        AGREEMENT: count / len(outputs),
+        AGREEING: count,
+        USABLE: len(usable),
+        SCORE_MEAN: sum(scores) / len(scores) if scores else None,
+    }
+    return replace(chosen, extras=extras, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
