@@ -137,7 +137,7 @@ def config_sections() -> list[tuple[str, str, list[Key]]]:
     """(heading, introduction, keys) of every section of the config reference."""
     from jurist.backends.parallel import DATA_PARALLEL_KEY
     from jurist.backends.transformers import NativeEngineParams
-    from jurist.backends.vllm import VLLMEngineParams
+    from jurist.backends.vllm_params import VLLMEngineParams
     from jurist.config.inference import InferenceConfig, oumi_keys
     from jurist.config.models import JudgeConfig
     from jurist.config.rules import RULE_TYPES

@@ -188,7 +188,7 @@ def test_rows_that_share_a_request_reuse_its_cached_blocks(backend: Any) -> None
     """Several responses to one prompt: the later rows read the shared part from the prefix cache, at the
     granularity of one KV block (32 tokens on CPU rather than vLLM's 128)."""
     from jurist.backends.placement import vllm_on_cpu as _on_cpu
-    from jurist.backends.vllm import CPU_BLOCK_SIZE
+    from jurist.backends.vllm_params import CPU_BLOCK_SIZE
 
     block = backend.llm.llm_engine.vllm_config.cache_config.block_size
     if _on_cpu():

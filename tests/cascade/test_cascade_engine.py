@@ -19,7 +19,9 @@ pytestmark = [pytest.mark.engine, pytest.mark.skipif(not have("vllm"), reason="v
 
 
 def test_a_sampled_stage_then_a_logprobs_stage_on_vllm(tiny_model_dir: Path, tmp_path: Path) -> None:
-    rows = [{"id": f"r{i}", "question": f"Is {i} even?", "answer": "yes" if i % 3 else "no"} for i in range(24)]
+    rows = [
+        {"id": f"r{i}", "question": f"Is {i} even?", "answer": "yes" if i % 3 else "no"} for i in range(24)
+    ]
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     inference = {
@@ -40,8 +42,10 @@ def test_a_sampled_stage_then_a_logprobs_stage_on_vllm(tiny_model_dir: Path, tmp
         path.write_text(yaml.safe_dump(config))
         configs += ["--cascade", str(path)]
     output = tmp_path / "out.parquet"
-    command = [sys.executable, "-m", "jurist", "judge", "dataset", "-i", str(data), "-o", str(output),
-               *configs, "--threshold", "0.75", "--quiet", "--summary-json", str(tmp_path / "s.json")]  # fmt: skip
+    command = [
+        sys.executable, "-m", "jurist", "judge", "dataset", "-i", str(data), "-o", str(output), *configs,
+        "--threshold", "0.75", "--quiet", "--summary-json", str(tmp_path / "s.json"),
+    ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     table = ResultTable.open(output)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from jurist.backends import hf_reward, openai, transformers, vllm
+from jurist.backends import hf_reward, openai, transformers, vllm, vllm_params
 from jurist.backends.base import Backend, ConstraintKind
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import InferenceEngine
@@ -49,7 +49,7 @@ def _remote_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 ENGINES: Mapping[InferenceEngine, EngineEntry] = MappingProxyType(
     {
         InferenceEngine.VLLM: EngineEntry(
-            vllm.VLLMBackend, vllm.engine_params, lambda _c: vllm.CONSTRAINT_KINDS
+            vllm.VLLMBackend, vllm_params.engine_params, lambda _c: vllm.CONSTRAINT_KINDS
         ),
         InferenceEngine.NATIVE: EngineEntry(
             _native, transformers.engine_params, lambda _c: transformers.CONSTRAINT_KINDS

@@ -1,10 +1,10 @@
 """The vLLM backend: the offline engine in this process, fed one chunk at a time (``generate``) or kept
 full across chunks (``stream``).
 
-This is the only module that names vLLM's arguments (its structured-output API has been renamed before):
-the engine arguments ``engine_params`` may set (:class:`VLLMEngineParams`, validated here), the sampling
-parameters, and the structured-output parameters for the local engine (:func:`structured_outputs`) and for
-``vllm serve`` (:func:`server_fields`).
+This module and :mod:`jurist.backends.vllm_params` (the engine arguments ``engine_params`` may set,
+validated there) are the only ones that name vLLM's arguments (its structured-output API has been renamed
+before): here the sampling parameters, and the structured-output parameters for the local engine
+(:func:`structured_outputs`) and for ``vllm serve`` (:func:`server_fields`).
 
 * Prompts go through the model's chat template and are tokenized here, so a prompt that leaves no room to
   answer is ``too_long`` and never sent; ``max_tokens`` is clamped to the room left; answers come back
@@ -27,8 +27,6 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pydantic import Field, ValidationError
-
 from jurist.backends.base import (
     Completion,
     Constraint,
@@ -45,87 +43,24 @@ from jurist.backends.chat import ChatRenderer
 from jurist.backends.label_trie import split_labels, trie_scores
 from jurist.backends.placement import cpu_kv_cache_bytes, environment, gpu_name, vllm_on_cpu
 from jurist.backends.vllm_outputs import completion_from, prefix_cache_stats
+from jurist.backends.vllm_params import (
+    CPU_BLOCK_SIZE,
+    CPU_MEMORY_SHARE,
+    DEFAULT_STRUCTURED_BACKEND,
+    GPU_MEMORY_SHARE,
+    engine_params,
+)
 from jurist.config.inference import InferenceConfig
-from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
 from jurist.models.default_model import DEFAULT_MODEL_LABEL, default_model_path
 from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
 
-DEFAULT_STRUCTURED_BACKEND = "guidance"
-CPU_MEMORY_SHARE = 0.2
-GPU_MEMORY_SHARE = 0.9
-# prefix caching reuses whole blocks: vLLM's CPU default of 128 tokens recomputes up to 127 tokens of every
-# shared prefix; 32 is the smallest block the CPU attention kernel takes (measured in the README)
-CPU_BLOCK_SIZE = 32
 # Set while a CPU engine starts (unless already set): no core kept back from the model, and the engine core
 # in this process so that the front end and the scheduler do not take cores from the worker mid-step.
 CPU_ENVIRONMENT = {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
 CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
-
-
-class VLLMEngineParams(StrictModel):
-    """``inference_config.engine_params`` for engine VLLM: the vLLM engine arguments jurist sets or passes."""
-
-    gpu_memory_utilization: float | None = Field(
-        default=None,
-        gt=0.0,
-        le=1.0,
-        description="Share of GPU memory vLLM reserves (default 0.9); on CPU, the share of the memory node "
-        "given to the KV cache (default 0.2).",
-    )
-    kv_cache_memory_bytes: int | None = Field(default=None, ge=1, description="An explicit KV-cache size.")
-    tensor_parallel_size: int = Field(default=1, ge=1)
-    """GPUs one engine spreads the model over."""
-    enable_prefix_caching: bool = True
-    """Reuse the KV cache of shared prompt prefixes (judge instructions, rubrics, few-shot turns)."""
-    enforce_eager: bool | None = Field(default=None, description="Default: on CPU, off on GPU.")
-    max_num_seqs: int | None = Field(default=None, ge=1)
-    """Sequences the engine decodes at once (vLLM's default when unset)."""
-    max_num_batched_tokens: int | None = Field(default=None, ge=1)
-    """Tokens per engine step (vLLM's default when unset)."""
-    block_size: int | None = Field(
-        default=None,
-        ge=1,
-        description="Tokens per KV-cache block, the granularity of prefix caching (default: 32 on CPU, "
-        "vLLM's own choice on GPU).",
-    )
-    structured_outputs_backend: str | None = Field(
-        default=None,
-        description="vLLM structured-output backend: guidance (default), outlines, xgrammar, auto.",
-    )
-    batch_invariant: bool = Field(
-        default=False,
-        description="vLLM's batch-invariant mode (VLLM_BATCH_INVARIANT=1): a row's verdict at temperature 0 "
-        "does not depend on what shares its batch. CUDA, ROCm and XPU devices only; set it on the first "
-        "engine of a process.",
-    )
-    stream_window: int | None = Field(
-        default=None,
-        ge=1,
-        description="Requests kept in the engine while streaming (default: 2 x max_num_seqs).",
-    )
-    extra: dict[str, Any] = Field(
-        default_factory=dict, description="Other vLLM engine arguments, passed as is."
-    )
-
-
-def engine_params(values: Mapping[str, Any]) -> VLLMEngineParams:
-    """Validate ``engine_params`` for engine VLLM (a :class:`ConfigError` names the key and allowed ones)."""
-    try:
-        return VLLMEngineParams.model_validate(dict(values))
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            key = ".".join(str(p) for p in err["loc"])
-            if err["type"] == "extra_forbidden":
-                problems.append(
-                    f"{key}: unknown key; allowed keys: {', '.join(VLLMEngineParams.model_fields)}"
-                )
-            else:
-                problems.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
-        raise ConfigError("; ".join(problems), field="inference_config.engine_params") from None
 
 
 def structured_outputs(constraint: Constraint | None) -> Any:

@@ -10,13 +10,19 @@ from typing import Any
 from jurist.cascade.columns import CascadeAssembler, pairwise
 from jurist.cascade.confidence import check_same_judgment, confidence_source
 from jurist.cascade.plan import CascadePlan
+from jurist.config.types import InferenceEngine
 from jurist.engine.core import BackendFactory, Engine, JudgeLike
 from jurist.engine.metadata import fingerprint
+from jurist.engine.plan import backend_key
 from jurist.engine.run import Run
 from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError
 from jurist.io.results import judge_entry_columns
 from jurist.io.sources import RowSource
+from jurist.judges.judge import Judge
+
+MEMORY_SHARES_AT_MOST = 0.95
+"""What the memory shares of a cascade's local vLLM engines may add up to: they stay loaded together."""
 
 
 class CascadeEngine(Engine):
@@ -39,6 +45,8 @@ class CascadeEngine(Engine):
         if plan.name in names:
             raise ConfigError(f"a cascade stage may not be named {plan.name!r}: the cascade's columns are")
         check_same_judgment(self.judges)
+        if backend is None and backend_factory is None:
+            check_memory_shares(self.judges)
         self.plan = plan
         self._stage_models: dict[int, str] = {}
 
@@ -95,6 +103,33 @@ class CascadeEngine(Engine):
                 }
             )
         return {"name": plan.name, "stages": stages, "abstain": plan.abstain, "calibration": plan.calibration}
+
+
+def check_memory_shares(judges: Sequence[Judge]) -> None:
+    """Refuse (:class:`ConfigError`, before any model loads) stages on distinct local vLLM engines whose
+    memory shares add up to more than :data:`MEMORY_SHARES_AT_MOST`: every stage's engine stays loaded for
+    the whole run (rows go from stage to stage a window at a time), so on one device they share its memory.
+    """
+    from jurist.backends.vllm_params import memory_share
+
+    engines: dict[str, tuple[int, float | None]] = {}
+    for number, judge in enumerate(judges, start=1):
+        config = judge.config.inference_config
+        if judge.needs_model and config.engine is InferenceEngine.VLLM:
+            engines.setdefault(backend_key(config), (number, memory_share(config)))
+    shares = list(engines.values())
+    if len(shares) < 2 or any(share is None for _, share in shares):
+        return
+    total = sum(share or 0.0 for _, share in shares)
+    if total > MEMORY_SHARES_AT_MOST:
+        each = ", ".join(f"stage {number} {share:g}" for number, share in shares)
+        raise ConfigError(
+            f"the cascade's vLLM engines stay loaded together and would take {total:g} of the device's "
+            f"memory ({each}): give each stage its share, adding up to at most {MEMORY_SHARES_AT_MOST:g}, "
+            "with inference_config.engine_params.gpu_memory_utilization in its config (e.g. 0.3 for a "
+            "small first stage and 0.6 for the last)",
+            field="inference_config.engine_params.gpu_memory_utilization",
+        )
 
 
 class CascadeRun(Run):

@@ -38,14 +38,14 @@ def _compiler(judge: Judge) -> tuple[str, tuple[ConstraintKind, ...], Compile] |
     the check (None when nothing is checked)."""
     config = judge.config.inference_config
     try:
-        from jurist.backends import grammar_check, transformers, vllm
+        from jurist.backends import grammar_check, transformers, vllm, vllm_params
 
         if config.engine is InferenceEngine.VLLM:
             import llguidance  # noqa: F401  (vLLM's own dependencies: is vLLM there at all?)
             import vllm as _vllm  # noqa: F401
 
-            backend = vllm.engine_params(config.engine_params).structured_outputs_backend
-            name = backend or vllm.DEFAULT_STRUCTURED_BACKEND
+            backend = vllm_params.engine_params(config.engine_params).structured_outputs_backend
+            name = backend or vllm_params.DEFAULT_STRUCTURED_BACKEND
             return (
                 f"vLLM's {name} structured-output backend",
                 vllm.CONSTRAINT_KINDS,

@@ -1,0 +1,101 @@
+"""``inference_config.engine_params`` for engine VLLM: the arguments jurist sets or passes to vLLM's engine
+(:class:`VLLMEngineParams`), validated before any model loads, their defaults, and the memory share an
+engine of a config takes (:func:`memory_share`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from jurist.backends.placement import vllm_on_cpu
+from jurist.config.inference import InferenceConfig
+from jurist.config.types import StrictModel
+from jurist.errors import ConfigError
+
+DEFAULT_STRUCTURED_BACKEND = "guidance"
+CPU_MEMORY_SHARE = 0.2
+GPU_MEMORY_SHARE = 0.9
+# prefix caching reuses whole blocks: vLLM's CPU default of 128 tokens recomputes up to 127 tokens of every
+# shared prefix; 32 is the smallest block the CPU attention kernel takes (measured in the README)
+CPU_BLOCK_SIZE = 32
+
+
+class VLLMEngineParams(StrictModel):
+    """``inference_config.engine_params`` for engine VLLM: the vLLM engine arguments jurist sets or passes."""
+
+    gpu_memory_utilization: float | None = Field(
+        default=None,
+        gt=0.0,
+        le=1.0,
+        description="Share of GPU memory vLLM reserves (default 0.9); on CPU, the share of the memory node "
+        "given to the KV cache (default 0.2).",
+    )
+    kv_cache_memory_bytes: int | None = Field(default=None, ge=1, description="An explicit KV-cache size.")
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    """GPUs one engine spreads the model over."""
+    enable_prefix_caching: bool = True
+    """Reuse the KV cache of shared prompt prefixes (judge instructions, rubrics, few-shot turns)."""
+    enforce_eager: bool | None = Field(default=None, description="Default: on CPU, off on GPU.")
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    """Sequences the engine decodes at once (vLLM's default when unset)."""
+    max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    """Tokens per engine step (vLLM's default when unset)."""
+    block_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens per KV-cache block, the granularity of prefix caching (default: 32 on CPU, "
+        "vLLM's own choice on GPU).",
+    )
+    structured_outputs_backend: str | None = Field(
+        default=None,
+        description="vLLM structured-output backend: guidance (default), outlines, xgrammar, auto.",
+    )
+    batch_invariant: bool = Field(
+        default=False,
+        description="vLLM's batch-invariant mode (VLLM_BATCH_INVARIANT=1): a row's verdict at temperature 0 "
+        "does not depend on what shares its batch. CUDA, ROCm and XPU devices only; set it on the first "
+        "engine of a process.",
+    )
+    stream_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests kept in the engine while streaming (default: 2 x max_num_seqs).",
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Other vLLM engine arguments, passed as is."
+    )
+
+
+def memory_share(config: InferenceConfig) -> float | None:
+    """The share of the device's memory an engine of this config takes: its ``gpu_memory_utilization``, else
+    the default of the device vLLM runs on; None when it sets ``kv_cache_memory_bytes`` (a size, not a
+    share) or vLLM is not installed."""
+    ep = engine_params(config.engine_params)
+    if ep.kv_cache_memory_bytes is not None:
+        return None
+    if ep.gpu_memory_utilization is not None:
+        return ep.gpu_memory_utilization
+    try:
+        on_cpu = vllm_on_cpu()
+    except ImportError:
+        return None
+    return CPU_MEMORY_SHARE if on_cpu else GPU_MEMORY_SHARE
+
+
+def engine_params(values: Mapping[str, Any]) -> VLLMEngineParams:
+    """Validate ``engine_params`` for engine VLLM (a :class:`ConfigError` names the key and allowed ones)."""
+    try:
+        return VLLMEngineParams.model_validate(dict(values))
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                problems.append(
+                    f"{key}: unknown key; allowed keys: {', '.join(VLLMEngineParams.model_fields)}"
+                )
+            else:
+                problems.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError("; ".join(problems), field="inference_config.engine_params") from None
