@@ -188,3 +188,41 @@ def test_a_sampled_generation_stage_in_a_cascade(tmp_path: Path) -> None:
         assert row["cascade.judgment"] is (yes >= 3 if stage == 1 else True)
     assert backends["big"].calls == [decided[2]]  # stage 2 saw only the unsure rows
     assert len(backends["small"].requests) == 5 * len(rows)
+
+
+def test_samples_through_a_batch_file_vote_as_a_direct_run(tmp_path: Path) -> None:
+    """--emit-batch writes one line per sample (their seeds differ); --from-batch-results votes on the
+    answers as a direct run does."""
+    import pyarrow.parquet as pq
+
+    from jurist.backends.base import ALL_CONSTRAINT_KINDS
+    from jurist.batch import BatchRun, Served
+    from jurist.batch.emit import EMIT_KINDS
+    from jurist.batch.shapes import InputLine
+
+    def by_seed(request: GenerationRequest) -> str:
+        return json.dumps({"judgment": "Yes" if (request.seed or 0) % 3 else "No"})
+
+    config = tmp_path / "judge.yaml"
+    config.write_text(yaml.safe_dump(SAMPLED))
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"text": f"claim {i}"}) + "\n" for i in range(6)))
+    direct = tmp_path / "direct.parquet"
+    Engine(str(config), ScriptedBackend(by_seed, constraint_kinds=EMIT_KINDS)).run_file(str(data), direct)
+    requests, results, via = tmp_path / "requests.jsonl", tmp_path / "results.jsonl", tmp_path / "via.parquet"
+    args = ["judge", "dataset", "-c", str(config), "-i", str(data), "--emit-batch", str(requests)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [InputLine.model_validate_json(line) for line in requests.read_text().splitlines()]
+    assert len(lines) == 6 * 5 and len({line.body["seed"] for line in lines}) == 30
+    BatchRun(lambda: ScriptedBackend(by_seed), Served(None, {}, False, ALL_CONSTRAINT_KINDS)).run(
+        str(requests), results
+    )
+    args = ["judge", "dataset", "-c", str(config), "-i", str(data), "-o", str(via), "--from-batch-results",
+            str(results), "-q"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    expected, got = pq.read_table(direct), pq.read_table(via)
+    assert got.column("j.sample_agreement").to_pylist() == expected.column("j.sample_agreement").to_pylist()
+    assert got.column("j.judgment").to_pylist() == expected.column("j.judgment").to_pylist()
+    assert set(got.column("j.status").to_pylist()) == {"ok"}
