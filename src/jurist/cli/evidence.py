@@ -47,6 +47,7 @@ def estimate(
     agreement: Annotated[
         bool,
         typer.Option(
+            "--agreement",
             help="Estimate the share of verdicts that agree with the label (of the rows with a verdict), "
             "from the judge's confidence (--column, default its confidence column): a cascade's agreement."
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,9 @@ def _estimate_lines(label: str, e: Mapping[str, Any]) -> list[str]:
         f"    labels only {_ci(e['labels_only'])} ({e['labelled_rows']} labelled rows); "
         f"judge only {_ci(e['judge_only'])} ({e['labelled_rows'] + e['unlabelled_rows']} rows)",
         f"    effective labels {_num(e['effective_labels'], 0)} "
-        f"({_num(e['effective_labels'] / e['labelled_rows'], 2)}x the labels)",
+        f"({_num(e['effective_labels'] / e['labelled_rows'], 2)}x the labels)"
+        if math.isfinite(e["effective_labels"])
+        else "    effective labels n/a (the PPI++ interval has no width)",
     ]
 
 
