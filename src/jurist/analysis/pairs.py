@@ -32,7 +32,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.outcomes import row_reasons
+from jurist.analysis.outcomes import reasons_text, row_reasons
 from jurist.errors import InputError
 from jurist.io.results import PANEL, JudgeColumns, ResultTable
 from jurist.io.writers import OutputWriter
@@ -70,9 +70,8 @@ class PairReport:
 
     def line(self) -> str:
         left = sum(self.left_out.values())
-        why = ", ".join(f"{reason} {count}" for reason, count in self.left_out.items())
         return f"{self.pairs} pairs from {self.rows} rows ({self.source})" + (
-            f"; left out {left} rows: {why}" if left else ""
+            f"; left out {left} rows: {reasons_text(self.left_out)}" if left else ""
         )
 
 

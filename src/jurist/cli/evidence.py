@@ -49,7 +49,7 @@ def estimate(
         typer.Option(
             "--agreement",
             help="Estimate the share of verdicts that agree with the label (of the rows with a verdict), "
-            "from the judge's confidence (--column, default its confidence column): a cascade's agreement."
+            "from the judge's confidence (--column, default its confidence column): a cascade's agreement.",
         ),
     ] = False,
     json_out: JsonOpt = False,
