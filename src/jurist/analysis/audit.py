@@ -9,12 +9,14 @@ Per judge, :func:`audit_judge` reports what the results allow:
   answer a minus that of answer b. With labels, the same slope of the judge's error (score minus the
   label's value): its bias beyond the truth;
 * ``lean``: each verdict's share from the judge beside each label's share in the labels;
-* ``confidence`` (LOGPROBS results: a ``judgment_confidence`` or ``p_a`` column): the confidence's
-  distribution and, with labels, a reliability table (accuracy by confidence bin), ECE
-  (:func:`jurist.analysis.calibration.expected_calibration_error`) and the Brier score of the confidence
-  as a forecast of a correct verdict;
-* with labels, ``agreement``: accuracy (an undecided verdict counts as wrong) and Cohen's kappa (decided
-  rows), with percentile bootstrap intervals (``scipy.stats.bootstrap``, seeded); and for a keep rule
+* ``confidence`` (LOGPROBS results: a ``judgment_confidence`` or ``p_a`` column, or a cascade's
+  ``confidence``): the confidence's distribution and, with labels, a reliability table (accuracy by
+  confidence bin), ECE (:func:`jurist.analysis.calibration.expected_calibration_error`) and the Brier
+  score of the confidence as a forecast of a correct verdict;
+* with labels, ``agreement``: accuracy (an undecided verdict counts as wrong), accuracy on the decided
+  rows and Cohen's kappa (decided rows), with percentile bootstrap intervals (``scipy.stats.bootstrap``,
+  seeded), and the labelled rows without a verdict by why (``undecided``: a failure's status, a cascade's
+  ``abstained``, ...; :mod:`jurist.analysis.outcomes`); and for a keep rule
   (``jurist filter``'s gates and ``--where``), its precision and recall against the good rows (label
   value at least ``good_at``), Wilson intervals.
 """
@@ -34,6 +36,7 @@ from scipy import stats
 from jurist.analysis.calibration import expected_calibration_error
 from jurist.analysis.filtering import FilterRules, filter_table
 from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels, order_labels
+from jurist.analysis.outcomes import count_reasons, row_reasons
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
 
@@ -240,9 +243,10 @@ def _lean(verdicts: list[Any], truth: list[Any] | None) -> dict[str, Any]:
 
 
 def confidences(results: ResultTable, judge: JudgeColumns) -> list[float | None] | None:
-    """The judge's confidence in its verdict per row: ``judgment_confidence``, or ``max(p_a, 1 - p_a)``
-    for a pairwise judge; None when the results hold no label probabilities."""
-    column = judge.get("judgment_confidence")
+    """The judge's confidence in its verdict per row: ``judgment_confidence``, a cascade's ``confidence``
+    (the deciding stage's, as its thresholds read it), or ``max(p_a, 1 - p_a)`` for a pairwise judge;
+    None when the results hold no label probabilities."""
+    column = judge.get("judgment_confidence") or judge.get("confidence")
     if column is not None:
         return [None if v is None else float(v) for v in results.values(column)]
     p_a = judge.get("p_a")
@@ -299,10 +303,13 @@ def _confidence(
     return out
 
 
-def _agreement(verdicts: list[Any], truth: list[Any], options: AuditOptions) -> dict[str, Any]:
+def _agreement(
+    results: ResultTable, judge: JudgeColumns, verdicts: list[Any], truth: list[Any], options: AuditOptions
+) -> dict[str, Any]:
     labelled = [i for i, t in enumerate(truth) if t is not None]
     correct = np.asarray([verdicts[i] == truth[i] for i in labelled], dtype=float)
     decided = [i for i in labelled if verdicts[i] is not None]
+    right = np.asarray([verdicts[i] == truth[i] for i in decided], dtype=float)
     codes = {v: k for k, v in enumerate(sorted({str(x) for i in decided for x in (verdicts[i], truth[i])}))}
     predicted = np.asarray([codes[str(verdicts[i])] for i in decided], dtype=float)
     actual = np.asarray([codes[str(truth[i])] for i in decided], dtype=float)
@@ -310,7 +317,17 @@ def _agreement(verdicts: list[Any], truth: list[Any], options: AuditOptions) -> 
         "labelled_rows": len(labelled),
         "decided_rows": len(decided),
         "accuracy": _bootstrap((correct,), _accuracy, options),
+        "accuracy_decided": _bootstrap((right,), _accuracy, options)
+        if decided
+        else {"estimate": None, "low": None, "high": None},
         "cohen_kappa": _bootstrap((predicted, actual), _kappa, options),
+        "undecided": count_reasons(
+            results,
+            judge,
+            [v is None for v in verdicts],
+            "inconclusive" if judge.pairwise else "no verdict",
+            labelled,
+        ),
     }
 
 
@@ -350,7 +367,7 @@ def audit_judge(
     truth = None if labels is None else normalize_labels(labels, pairwise)
     row_ids = results.values(results.id_column) if results.id_column else None
     targets = None if truth is None else label_targets(truth, judge, row_ids)
-    statuses = Counter(results.values(judge.status)) if judge.has("status") else Counter()
+    statuses = Counter(row_reasons(results, judge, "ok")) if judge.has("status") else Counter()
     report: dict[str, Any] = {"kind": judge.kind, "rows": results.num_rows, "statuses": dict(statuses)}
     sections = {
         "position": _position(results, judge, options),
@@ -361,7 +378,7 @@ def audit_judge(
     if truth is not None and targets is not None:
         if not any(t is not None for t in truth):
             raise InputError("no result row has a label")
-        sections["agreement"] = _agreement(verdicts, truth, options)
+        sections["agreement"] = _agreement(results, judge, verdicts, truth, options)
         if options.where:
             sections["keep_rule"] = _keep_rule(keep_mask(results.table, options.where), targets, options)
     report.update({k: v for k, v in sections.items() if v is not None})

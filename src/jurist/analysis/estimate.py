@@ -16,7 +16,14 @@ Beside it, :func:`ppi_mean` gives the labels-only mean (``mean(y) +- z * sd(y) /
 mean over every row (whose interval says nothing about its bias) and the effective number of labels: how
 many labels alone would give the PPI++ interval's width. The difference of two independent estimates (two
 groups of rows, :func:`difference`) adds their variances. :func:`estimate_judge` does this for one judge
-of a result table, overall and per group of a column.
+of a result table, overall and per group of a column, and says how many rows it left out and why (rows
+without a score: a failure, a cascade's ``abstained`` ...; :mod:`jurist.analysis.outcomes`).
+
+With ``agreement``, the mean estimated is the judge's agreement with the labels over the rows it gave a
+verdict on: ``y`` is 1 where the verdict equals the label, 0 where not, and the judge's score is its
+confidence in the verdict (``judgment_confidence``, a cascade's ``confidence`` or ``max(p_a, 1 - p_a)``),
+which predicts ``y`` as well as it is calibrated; PPI++ needs no calibration, it only gains less from a
+poor one. For a cascade this is the agreement of the verdicts it kept, the figure its thresholds target.
 
 The labelled rows must be a random sample of the judged rows: PPI's guarantee rests on it.
 """
@@ -30,9 +37,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from jurist.analysis.audit import confidences
 from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels
+from jurist.analysis.outcomes import count_reasons
 from jurist.errors import InputError
-from jurist.io.results import ResultTable
+from jurist.io.results import JudgeColumns, ResultTable
 
 MIN_LABELS = 2
 FEW_LABELS = 30
@@ -170,18 +179,31 @@ def estimate_judge(
     confidence: float = 0.95,
     by: str | None = None,
     compare: Sequence[str] = (),
+    agreement: bool = False,
 ) -> dict[str, Any]:
     """The PPI++ estimate of the mean label from one judge's ``column`` (default: its score) and one raw
-    label per row (None where unlabelled); with ``by``, one estimate per group of that column, and with
-    ``compare`` (two groups) their difference."""
+    label per row (None where unlabelled); with ``agreement``, of the share of its verdicts that equal the
+    label, from its confidence (``column``, default: the judge's confidence column). With ``by``, one
+    estimate per group of that column, and with ``compare`` (two groups) their difference. ``left_out``
+    counts the rows without a score (or verdict), by why."""
     judge = results.judge(name)
-    target = column or judge.score
-    results.require(target)
-    truth = normalize_labels(labels, is_pairwise(results, judge))
-    row_ids = results.values(results.id_column) if results.id_column else None
-    targets = label_targets(truth, judge, row_ids)
-    scores = [_number(v, target) for v in results.values(target)]
-    report: dict[str, Any] = {"column": target, "rows": results.num_rows}
+    pairwise = is_pairwise(results, judge)
+    truth = normalize_labels(labels, pairwise)
+    if agreement:
+        target, targets, scores, left_out = _agreement_rows(results, judge, truth, column, pairwise)
+    else:
+        target = column or judge.score
+        results.require(target)
+        row_ids = results.values(results.id_column) if results.id_column else None
+        targets = label_targets(truth, judge, row_ids)
+        scores = [_number(v, target) for v in results.values(target)]
+        left_out = count_reasons(results, judge, [v is None for v in scores], "no score")
+    report: dict[str, Any] = {
+        "column": target,
+        "target": "agreement" if agreement else "mean label",
+        "rows": results.num_rows,
+        "left_out": left_out,
+    }
     report["overall"] = _estimate(targets, scores, confidence)
     if by is None:
         if compare:
@@ -216,6 +238,41 @@ def estimate_judge(
             **difference(estimates[first], estimates[second], confidence),
         }
     return report
+
+
+def _agreement_rows(
+    results: ResultTable,
+    judge: JudgeColumns,
+    truth: Sequence[Any],
+    column: str | None,
+    pairwise: bool,
+) -> tuple[str, list[float | None], list[float | None], dict[str, int]]:
+    """(confidence column, per row 1/0 for a verdict equal / unequal to the label (None: unlabelled),
+    per row the confidence where there is a verdict, rows left out by why)."""
+    if column is not None:
+        results.require(column)
+        conf = [_number(v, column) for v in results.values(column)]
+        source = column
+    else:
+        found = confidences(results, judge)
+        if found is None:
+            raise InputError(
+                f"judge {judge.name!r} has no confidence column (LOGPROBS scoring writes one; a cascade has "
+                f"{judge.name}.confidence): name one with --column"
+            )
+        conf = found
+        source = judge.get("judgment_confidence") or judge.get("confidence") or judge.column("p_a")
+    verdicts = [None if v == "inconclusive" else v for v in results.values(judge.verdict)]
+    missing = [v is None for v in verdicts]
+    left_out = count_reasons(results, judge, missing, "inconclusive" if pairwise else "no verdict")
+    unsure = [v is not None and c is None for v, c in zip(verdicts, conf, strict=True)]
+    if any(unsure):
+        left_out["no confidence"] = sum(unsure)
+    scores = [None if v is None else c for v, c in zip(verdicts, conf, strict=True)]
+    targets = [
+        None if t is None or v is None else float(v == t) for v, t in zip(verdicts, truth, strict=True)
+    ]
+    return source, targets, scores, left_out
 
 
 def _estimate(

@@ -148,15 +148,9 @@ def _is_judge_column(column: str, results: ResultTable) -> bool:
     return results.owner(column) is not None or column.endswith(".calibrated")
 
 
-def _cascade_stages(results: ResultTable) -> set[str]:
-    """The judges that are stages of a cascade (its final columns stand for them), from the metadata."""
-    entries = results.metadata.get("judges") or []
-    return {s for e in entries if isinstance(e, dict) and e.get("cascade") for s in e.get("stages", [])}
-
-
 def _gates(results: ResultTable, rules: FilterRules) -> list[tuple[str, list[bool]]]:
     out = []
-    stages = _cascade_stages(results)
+    stages = results.cascade_stages
     judges = [j for j in results.judges if j.kind != PANEL and j.name not in stages]
     if rules.require_ok:
         for judge in judges:

@@ -8,7 +8,10 @@ every judge in the table (and for the panel, if the table has one):
 * ``cohen_kappa`` between verdicts and labels, over rows with both;
 * pairwise judges: ``order_consistency`` (the share of decided rows whose two orders named the same
   winner) and ``accuracy_by_order`` (each order's verdict alone, and their mean: LLMBar's protocol);
-* ``confusion``: the table of labels (rows) by verdicts (columns).
+* ``confusion``: the table of labels (rows) by verdicts (columns);
+* ``undecided``: the labelled rows without a verdict, by why (:mod:`jurist.analysis.outcomes`: a failure's
+  status, a cascade's ``abstained``, ``not reached`` for a cascade stage, ``inconclusive``). They are no
+  verdict: wrong in ``accuracy``, left out of ``accuracy_decided`` and kappa.
 
 Labels come from a column of the result table or from a separate file, matched by row id or, for files
 without ids (LLMBar's JSON), by position.
@@ -30,6 +33,7 @@ from jurist.analysis.labels import (
     order_labels,
     parse_label_map,
 )
+from jurist.analysis.outcomes import count_reasons, reasons_text
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
 
@@ -77,6 +81,13 @@ def _judge_report(
         "accuracy": correct / len(labelled) if labelled else None,
         "accuracy_decided": accuracy(predicted, truth),
         "cohen_kappa": cohen_kappa(predicted, truth),
+        "undecided": count_reasons(
+            results,
+            judge,
+            [p is None for p in predicted],
+            "inconclusive" if pairwise else "no verdict",
+            labelled,
+        ),
     }
     consistent_column = judge.get("position_consistent")
     if pairwise and consistent_column is not None:
@@ -162,11 +173,17 @@ def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:
         if "order_consistency" in r:
             head += f", order consistency {_pct(r['order_consistency'])}"
             by_order = r["accuracy_by_order"]
-            head += (
-                f", accuracy by order ab {_pct(by_order['ab'])} / ba {_pct(by_order['ba'])} "
-                f"(mean {_pct(by_order['mean'])})"
-            )
+            if by_order["ab"] is not None or by_order["ba"] is not None:
+                head += (
+                    f", accuracy by order ab {_pct(by_order['ab'])} / ba {_pct(by_order['ba'])} "
+                    f"(mean {_pct(by_order['mean'])})"
+                )
         lines.append(head)
+        if r.get("undecided"):
+            lines.append(
+                f"  accuracy on the {r['decided_rows']} decided rows {_pct(r['accuracy_decided'])}; "
+                f"no verdict: {reasons_text(r['undecided'])}"
+            )
         matrix: ConfusionMatrix = r["_matrix"]
         lines += ["  " + line for line in matrix.to_text().splitlines()]
     return "\n".join(lines)

@@ -12,7 +12,9 @@ Three sources, chosen by what the results hold (or by ``judge``):
 * **a panel**: the panel's score (pointwise) or its winner (pairwise), only on rows where every judge of the
   panel gave a verdict and, for pairwise panels, all named the same winner.
 
-Each pair also carries ``score_chosen``, ``score_rejected``, ``margin`` and the judge's provenance
+Rows that take no part are counted by why in :attr:`PairReport.left_out` (a status that is not ``ok``,
+such as a failure or a cascade's ``abstained``; orders that disagree; no winner; no score ...). Each pair
+also carries ``score_chosen``, ``score_rejected``, ``margin`` and the judge's provenance
 (``judge``, ``model``, ``prompt_hash``, ``schema_hash``). With ``chat``, ``prompt`` is a list of messages
 (one user turn) and ``chosen`` / ``rejected`` are lists holding one assistant turn (TRL's conversational
 format).
@@ -22,13 +24,15 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from jurist.analysis.outcomes import reasons_text, row_reasons
 from jurist.errors import InputError
 from jurist.io.results import PANEL, JudgeColumns, ResultTable
 from jurist.io.writers import OutputWriter
@@ -56,9 +60,19 @@ class PairRules:
 
 @dataclass
 class PairReport:
+    """How many rows there were, how many pairs they gave, from what, and the rows that took no part by
+    why (most first)."""
+
     rows: int = 0
     pairs: int = 0
     source: str = ""
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        left = sum(self.left_out.values())
+        return f"{self.pairs} pairs from {self.rows} rows ({self.source})" + (
+            f"; left out {left} rows: {reasons_text(self.left_out)}" if left else ""
+        )
 
 
 def _first(table: pa.Table, names: Sequence[str], what: str, given: str | None = None) -> str:
@@ -93,16 +107,17 @@ def build_pairs(results: ResultTable | pa.Table, rules: PairRules) -> tuple[list
     panel = judge.kind == PANEL
     prompts = _first(table, PROMPT_COLUMNS, "prompt", rules.prompt_column)
     provenance = _provenance(results, judge)
+    left_out: Counter[str] = Counter()
     if judge.pairwise:
-        pairs = list(_from_verdicts(results, judge, prompts, rules))
+        pairs = list(_from_verdicts(results, judge, prompts, rules, left_out))
         source = "pairwise panel" if panel else "pairwise verdicts"
     else:
-        pairs = list(_from_scores(results, judge, prompts, rules))
+        pairs = list(_from_scores(results, judge, prompts, rules, left_out))
         source = "panel scores" if panel else "pointwise scores"
     rows = [{**pair, "judge": judge.name, **provenance} for pair in pairs]
     if rules.chat:
         rows = [_as_chat(row) for row in rows]
-    return rows, PairReport(table.num_rows, len(rows), source)
+    return rows, PairReport(table.num_rows, len(rows), source, dict(left_out.most_common()))
 
 
 def _provenance(results: ResultTable, judge: JudgeColumns) -> dict[str, Any]:
@@ -119,17 +134,22 @@ def _members(results: ResultTable) -> int:
     return len([j for j in results.judges if j.kind != PANEL])
 
 
-def _usable(results: ResultTable, judge: JudgeColumns) -> list[bool]:
-    """Rows whose verdict can be used: status ok, and for a panel, every judge gave a verdict."""
-    ok = [s == "ok" for s in results.values(judge.status)]
+def _unusable(results: ResultTable, judge: JudgeColumns) -> list[str | None]:
+    """Per row, why its verdict cannot be used (None when it can): a status that is not ok, or for a panel,
+    a judge of the panel that gave no verdict."""
+    reasons: list[str | None] = [None if r == "ok" else r for r in row_reasons(results, judge, "ok")]
     if judge.kind == PANEL:
         valid = results.values(judge.column("valid"))
-        ok = [o and v == _members(results) for o, v in zip(ok, valid, strict=True)]
-    return ok
+        members = _members(results)
+        reasons = [
+            r if r is not None or v == members else "a judge of the panel gave no verdict"
+            for r, v in zip(reasons, valid, strict=True)
+        ]
+    return reasons
 
 
 def _from_scores(
-    results: ResultTable, judge: JudgeColumns, prompts: str, rules: PairRules
+    results: ResultTable, judge: JudgeColumns, prompts: str, rules: PairRules, left_out: Counter[str]
 ) -> Iterator[dict[str, Any]]:
     table = results.table
     responses = _first(table, RESPONSE_COLUMNS, "response", rules.response_column)
@@ -140,12 +160,15 @@ def _from_scores(
     if group_by not in table.column_names:
         raise InputError(f"--group-by {group_by!r} is not a column of the results")
     scores = table.column(by).to_pylist()
-    usable = _usable(results, judge)
+    unusable = _unusable(results, judge)
     texts, keys, asked = (table.column(c).to_pylist() for c in (responses, group_by, prompts))
     groups: dict[Any, list[int]] = {}
-    for index, (key, score, ok) in enumerate(zip(keys, scores, usable, strict=True)):
-        if ok and score is not None and key is not None:
-            groups.setdefault(key, []).append(index)
+    for index, (key, score, why) in enumerate(zip(keys, scores, unusable, strict=True)):
+        why = why or ("no score" if score is None else f"no {group_by}" if key is None else None)
+        if why is not None:
+            left_out[why] += 1
+            continue
+        groups.setdefault(key, []).append(index)
     for members in groups.values():
         if rules.all_pairs:
             candidates = [
@@ -171,13 +194,13 @@ def _from_scores(
 
 
 def _from_verdicts(
-    results: ResultTable, judge: JudgeColumns, prompts: str, rules: PairRules
+    results: ResultTable, judge: JudgeColumns, prompts: str, rules: PairRules, left_out: Counter[str]
 ) -> Iterator[dict[str, Any]]:
     table = results.table
     sides = {side: _first(table, names, f"response {side.upper()}") for side, names in SIDE_COLUMNS.items()}
     a_texts, b_texts = table.column(sides["a"]).to_pylist(), table.column(sides["b"]).to_pylist()
     asked = table.column(prompts).to_pylist()
-    usable = _usable(results, judge)
+    unusable = _unusable(results, judge)
     winners = results.values(judge.column("winner"))
     p_a_column = judge.get("p_a")
     p_a = results.values(p_a_column) if p_a_column is not None else None
@@ -193,20 +216,25 @@ def _from_verdicts(
     votes = results.values(judge.column("winner_votes")) if panel else None
     members = _members(results)
     for index in range(table.num_rows):
-        if not usable[index]:
+        why = unusable[index]
+        if why is not None:
+            left_out[why] += 1
             continue
         if rules.min_p is not None and p_a is not None:
             p = p_a[index]
             winner = None if p is None else "a" if p >= rules.min_p else "b" if p <= 1 - rules.min_p else None
             score_a = p
+            why = f"P(A wins) within {1 - rules.min_p:g} to {rules.min_p:g}" if p is not None else "no p_a"
         else:
             winner = winners[index]
+            why = "no winner"
             if panel and votes is not None and votes[index] != members:
-                winner = None  # the panel did not agree
+                winner, why = None, "the panel's judges disagree"
             if not panel and not consistent[index]:
-                winner = None
+                winner, why = None, "the two orders disagree"
             score_a = {"a": 1.0, "b": 0.0}.get(winner or "")
         if winner not in ("a", "b") or score_a is None:
+            left_out[why] += 1
             continue
         chosen, rejected = (a_texts, b_texts) if winner == "a" else (b_texts, a_texts)
         score_chosen = score_a if winner == "a" else 1.0 - score_a

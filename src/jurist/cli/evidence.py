@@ -44,12 +44,22 @@ def estimate(
         list[str] | None,
         typer.Option(help="Two groups of --by to compare (repeat: --compare A --compare B)."),
     ] = None,
+    agreement: Annotated[
+        bool,
+        typer.Option(
+            "--agreement",
+            help="Estimate the share of verdicts that agree with the label (of the rows with a verdict), "
+            "from the judge's confidence (--column, default its confidence column): a cascade's agreement.",
+        ),
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """The PPI++ estimate of the mean human label (a score's mean, a label's share, a pairwise win rate)
     from each judge's verdicts on every row and a labelled sample, beside the judge-only and labels-only
-    means and the effective number of labels gained. The labelled rows must be a random sample of the
-    judged rows (PPI's guarantee rests on it); labels join by row id as in `jurist agree`."""
+    means and the effective number of labels gained; with --agreement, of the judge's agreement with the
+    labels. Rows without a score or verdict (failed, abstained) are left out and counted. The labelled rows
+    must be a random sample of the judged rows (PPI's guarantee rests on it); labels join by row id as in
+    `jurist agree`."""
     from jurist.analysis.estimate import estimate_judge  # scipy: loaded by the commands that use it
 
     try:
@@ -60,7 +70,14 @@ def estimate(
         mapped = apply_label_map(truth, label_map)
         report = {
             name: estimate_judge(
-                table, name, mapped, column=column, confidence=confidence, by=by, compare=compare or ()
+                table,
+                name,
+                mapped,
+                column=column,
+                confidence=confidence,
+                by=by,
+                compare=compare or (),
+                agreement=agreement,
             )
             for name in names
         }

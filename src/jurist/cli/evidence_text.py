@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
+from jurist.analysis.outcomes import reasons_text
 from jurist.analysis.text import interval_text as _ci
 from jurist.analysis.text import number_text as _num
 
@@ -18,15 +20,25 @@ def _estimate_lines(label: str, e: Mapping[str, Any]) -> list[str]:
         f"    labels only {_ci(e['labels_only'])} ({e['labelled_rows']} labelled rows); "
         f"judge only {_ci(e['judge_only'])} ({e['labelled_rows'] + e['unlabelled_rows']} rows)",
         f"    effective labels {_num(e['effective_labels'], 0)} "
-        f"({_num(e['effective_labels'] / e['labelled_rows'], 2)}x the labels)",
+        f"({_num(e['effective_labels'] / e['labelled_rows'], 2)}x the labels)"
+        if math.isfinite(e["effective_labels"])
+        else "    effective labels n/a (the PPI++ interval has no width)",
     ]
 
 
 def format_estimate(report: Mapping[str, Mapping[str, Any]]) -> str:
     lines = []
     for judge, r in report.items():
-        lines.append(f"{judge} ({r['column']}, {r['rows']} rows):")
-        lines += _estimate_lines("mean label", r["overall"])
+        target = r.get("target", "mean label")
+        source = f"agreement with the labels, from {r['column']}" if target == "agreement" else r["column"]
+        lines.append(f"{judge} ({source}, {r['rows']} rows):")
+        if r.get("left_out"):
+            missing = "verdict or confidence" if target == "agreement" else "score"
+            lines.append(
+                f"  left out {sum(r['left_out'].values())} rows without a {missing}: "
+                f"{reasons_text(r['left_out'])}"
+            )
+        lines += _estimate_lines(target, r["overall"])
         by = r.get("by")
         if by:
             for group, e in by["groups"].items():
@@ -83,6 +95,12 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
                 f"  accuracy {_ci(agreement['accuracy'])} ({agreement['labelled_rows']} labelled), "
                 f"Cohen's kappa {_ci(agreement['cohen_kappa'])} ({agreement['decided_rows']} decided)"
             )
+            if agreement.get("undecided"):
+                lines.append(
+                    f"  accuracy on the {agreement['decided_rows']} decided rows "
+                    f"{_ci(agreement['accuracy_decided'])}; "
+                    f"no verdict: {reasons_text(agreement['undecided'])}"
+                )
         keep = r.get("keep_rule")
         if keep:
             lines.append(

@@ -122,4 +122,4 @@ def pairs_command(
         outcome = pairs_file(results, output, rules)
     except JuristError as exc:
         fail(exc)
-    typer.echo(f"{output}: {outcome.pairs} pairs from {outcome.rows} rows ({outcome.source})")
+    typer.echo(f"{output}: {outcome.line()}")

@@ -130,6 +130,14 @@ class ResultTable:
     def of_kind(self, *kinds: str) -> list[JudgeColumns]:
         return [j for j in self.judges if j.kind in kinds]
 
+    @property
+    def cascade_stages(self) -> frozenset[str]:
+        """The judges that are stages of a cascade in this table (from the metadata; the cascade's own
+        columns stand for them, and a stage's columns are null on the rows the cascade did not send it)."""
+        entries = self.metadata.get("judges") or ()
+        cascades = [e for e in entries if isinstance(e, Mapping) and e.get("cascade")]
+        return frozenset(str(s) for e in cascades for s in e.get("stages") or ())
+
     def owner(self, column: str) -> JudgeColumns | None:
         """The judge whose column ``column`` is, or None for an input or provenance column."""
         return next((j for j in self.judges if column in j.columns), None)

@@ -32,6 +32,7 @@ JUDGE_SUFFIXES = (
     "winner",
     "judgment",
     "judgment_confidence",
+    "confidence",
     "p_a",
     "ab_judgment",
     "ba_judgment",
@@ -163,8 +164,10 @@ def _judge(
             items.append(("orders agree", position["order_consistency"]))
         figures.append({"title": "Position", "src": plots.bars(items, f"{judge.name}: position", 0.5)})
     if labels is not None and judge.has("score"):
-        estimate = estimate_judge(results, judge.name, labels, confidence=options.confidence)["overall"]
+        estimated = estimate_judge(results, judge.name, labels, confidence=options.confidence)
+        estimate = estimated["overall"]
         out["estimate"] = estimate
+        out["estimate_left_out"] = estimated["left_out"]
         names = {"judge_only": "judge only", "labels_only": "labels only", "ppi": "PPI++"}
         rows = [(label, estimate[key]) for key, label in names.items()]
         figures.append(

@@ -1,0 +1,43 @@
+"""Why a judge has no verdict (or no score) on a row, counted: what ``agree``, ``audit``, ``estimate`` and
+``pairs`` say about the rows they leave out.
+
+A row without a verdict is never counted as one. Its reason is its status when that is not ``ok`` (a
+failure such as ``parse_error``, or a cascade's ``abstained``), ``not reached`` on a cascade stage's row
+that the cascade decided before that stage, ``no status`` on a row with no status at all, and otherwise
+what the caller names (``inconclusive`` for a pairwise judge whose orders disagree, ``no score`` ...).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from jurist.io.results import JudgeColumns, ResultTable
+
+NOT_REACHED = "not reached"
+
+
+def row_reasons(results: ResultTable, judge: JudgeColumns, ok_reason: str) -> list[str]:
+    """Per row, why the judge would have no verdict there (see the module); ``ok_reason`` for ``ok`` rows."""
+    if not judge.has("status"):
+        return [ok_reason] * results.num_rows
+    absent = NOT_REACHED if judge.name in results.cascade_stages else "no status"
+    return [absent if s is None else ok_reason if s == "ok" else str(s) for s in results.values(judge.status)]
+
+
+def count_reasons(
+    results: ResultTable,
+    judge: JudgeColumns,
+    missing: Sequence[bool],
+    ok_reason: str,
+    rows: Sequence[int] | None = None,
+) -> dict[str, int]:
+    """How many of ``rows`` (default: all) are ``missing`` their verdict or score, by reason, most first."""
+    reasons = row_reasons(results, judge, ok_reason)
+    counted = Counter(reasons[i] for i in (range(results.num_rows) if rows is None else rows) if missing[i])
+    return dict(counted.most_common())
+
+
+def reasons_text(counts: dict[str, int]) -> str:
+    """``abstained 34, parse_error 2``."""
+    return ", ".join(f"{reason} {count}" for reason, count in counts.items())
