@@ -242,11 +242,21 @@ def _lean(verdicts: list[Any], truth: list[Any] | None) -> dict[str, Any]:
     }
 
 
+def confidence_column(judge: JudgeColumns) -> str | None:
+    """The column holding the judge's confidence in its verdict, if one does (not ``p_a``: see
+    :func:`confidences`)."""
+    for suffix in ("judgment_confidence", "confidence", "sample_agreement"):
+        column = judge.get(suffix)
+        if column is not None:
+            return column
+    return None
+
+
 def confidences(results: ResultTable, judge: JudgeColumns) -> list[float | None] | None:
     """The judge's confidence in its verdict per row: ``judgment_confidence``, a cascade's ``confidence``
-    (the deciding stage's, as its thresholds read it), or ``max(p_a, 1 - p_a)`` for a pairwise judge;
-    None when the results hold no label probabilities."""
-    column = judge.get("judgment_confidence") or judge.get("confidence")
+    (the deciding stage's, as its thresholds read it), a sampled judge's ``sample_agreement``, or
+    ``max(p_a, 1 - p_a)`` for a pairwise judge; None when the results hold none of them."""
+    column = confidence_column(judge)
     if column is not None:
         return [None if v is None else float(v) for v in results.values(column)]
     p_a = judge.get("p_a")

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from jurist.analysis.audit import confidences
+from jurist.analysis.audit import confidence_column, confidences
 from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels
 from jurist.analysis.outcomes import count_reasons
 from jurist.errors import InputError
@@ -261,7 +261,7 @@ def _agreement_rows(
                 f"{judge.name}.confidence): name one with --column"
             )
         conf = found
-        source = judge.get("judgment_confidence") or judge.get("confidence") or judge.column("p_a")
+        source = confidence_column(judge) or judge.column("p_a")
     verdicts = [None if v == "inconclusive" else v for v in results.values(judge.verdict)]
     missing = [v is None for v in verdicts]
     left_out = count_reasons(results, judge, missing, "inconclusive" if pairwise else "no verdict")
