@@ -138,18 +138,71 @@ def test_info_pairs_and_filter_read_the_cascade(llmbar: Path, tmp_path: Path) ->
 
 
 def test_bench_times_a_cascade(llmbar: Path, tmp_path: Path) -> None:
-    from jurist.cli.cascade import bench_cascade
+    """`jurist bench --cascade`: the cascade and its last stage alone as two bench entries, whose figures
+    agree with the cascade's parquet and with the requests each scripted stage saw."""
+    from jurist.bench.cost import Prices, add_costs
+    from jurist.bench.report import write
+    from jurist.cli.cascade_bench import CascadeBench, bench_cascade
 
     truth = truth_of(json.loads(llmbar.read_text()))
-    stages = {"small": Stage("small", truth, lambda c: c), "big": Stage("big", truth, lambda c: 1.0)}
+    log = tmp_path / "requests.jsonl"
+    stages = {
+        "small": Stage("small", truth, lambda c: c, log),
+        "big": Stage("big", truth, lambda c: 1.0, log),
+    }
     refs = [str(write_yaml(tmp_path / f"{m}.yaml", stage_config(m))) for m in ("small", "big")]
-    settings = CascadeSettings(thresholds=(0.8,))
-    lines = bench_cascade(refs, {}, str(llmbar), 40, tmp_path / "bench", settings, factory(stages))
-    record = json.loads((tmp_path / "bench" / "cascade_bench.json").read_text())
-    report = record["summary"]["cascade"]
-    assert record["rows"] == 40 and report["rows"] == 40
-    assert sum(s["decided"] for s in report["stages"]) == 40
-    assert any("cascade over 40 rows" in line for line in lines)
+    job = CascadeBench(
+        refs, str(llmbar), tmp_path / "bench", CascadeSettings(thresholds=(0.8,)), rows=40, repeat=2
+    )
+    bench = add_costs(bench_cascade(job, factory(stages), progress=None), Prices(2.0))
+    files = write(bench, tmp_path / "bench")
+    cascade, alone = bench["results"]
+    assert (cascade["judge"], cascade["model"], cascade["mode"]) == (
+        "cascade: pref_1 -> pref_2",
+        "small -> big",
+        "logprobs",
+    )
+    assert (alone["judge"], alone["model"], alone["mode"]) == ("pref_2", "big", "logprobs")
+    for entry in (cascade, alone):  # the same shape as any measurement
+        assert {"cold", "warm", "runs", "load_seconds", "load_peak_rss_mb", "cost", "engine"} <= set(entry)
+        assert set(alone["warm"]) <= set(entry["warm"]) and entry["warm"]["rows"] == 40
+    data = ResultTable.open(tmp_path / "bench" / "cascade.parquet").table.to_pylist()
+    reached = [sum(r[f"pref_{k}.status"] is not None for r in data) for k in (1, 2)]
+    decided = Counter(r["cascade.stage"] for r in data)
+    figures = cascade["cascade"]
+    assert [s["decided"] for s in figures["stages"]] == [decided[1], decided[2]] and sum(
+        decided.values()
+    ) == 40
+    assert [s["judged"] for s in figures["stages"]] == reached == [40, decided[2]]
+    assert figures["requests"] == cascade["warm"]["requests"] == 2 * reached[0] + 2 * reached[1]
+    assert cascade["warm"]["judged"] == sum(reached) and cascade["warm"]["valid_rows"] == 40
+    assert cascade["warm"]["prompt_tokens"] == sum(
+        r[f"pref_{k}.prompt_tokens"] or 0 for r in data for k in (1, 2)
+    )
+    # every request each stage got: the cold runs (8 rows), two warm runs, and the last stage alone
+    cold_escalated = sum(r["cascade.stage"] == 2 for r in data[:8])
+    logged = Counter(json.loads(line)["model"] for line in log.read_text().splitlines())
+    assert logged == {
+        "small": 2 * 8 + 2 * 2 * 40,
+        "big": 2 * cold_escalated + 2 * 2 * decided[2] + 2 * 8 + 2 * 2 * 40,
+    }
+    versus = figures["vs_last_stage"]
+    assert versus["rows_per_s_ratio"] == round(cascade["warm"]["rows_per_s"] / alone["warm"]["rows_per_s"], 3)
+    assert (
+        versus["saved_measured"]["prompt_tokens"]["saved"]
+        == alone["warm"]["prompt_tokens"] - cascade["warm"]["prompt_tokens"]
+    )
+    assert versus["estimated_from"] == "the last stage's rows in this run"
+    markdown = files["markdown"].read_text()
+    assert "| small -> big | cascade: pref_1 -> pref_2 | logprobs |" in markdown
+    assert "| big | pref_2 | logprobs |" in markdown
+    assert f"{versus['rows_per_s_ratio']}x" in markdown and f"stage 1 (pref_1) {decided[1]}" in markdown
+    from PIL import Image
+
+    for name in ("rows_per_s", "tokens_per_s", "cost_per_million"):
+        assert files[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        with Image.open(files[name]) as image:
+            image.verify()
 
 
 def write_yaml(path: Path, data: dict[str, object]) -> Path:

@@ -52,6 +52,16 @@ class Record:
             self.cached_known = True
             self.cached_tokens += cached
 
+    @classmethod
+    def merged(cls, records: Sequence[Record]) -> Record:
+        """One record of several backends' (a cascade's stages) over one run."""
+        return cls(
+            [latency for r in records for latency in r.latencies],
+            sum(r.prompt_tokens for r in records),
+            sum(r.cached_tokens for r in records),
+            any(r.cached_known for r in records),
+        )
+
 
 class Timed:
     """A backend as the engine sees it, recording what it answers (see the module's docstring)."""
@@ -217,31 +227,53 @@ def percentile(values: Sequence[float], share: float) -> float | None:
     return ordered[min(len(ordered), max(1, math.ceil(share * len(ordered)))) - 1]
 
 
-def metrics(
-    outputs: Mapping[str, Sequence[JudgeOutput]],
-    seconds: float,
-    record: Record,
-    cache: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
-    *,
-    labels_only: bool = False,
-) -> dict[str, Any]:
-    """What one timed run did: throughput in rows and tokens, parse rate, valid rows, cache hits, latency.
+@dataclass(frozen=True)
+class Counts:
+    """What one run judged: its rows, the outputs sent to a model (``judged``) and those ``ok``, the rows
+    with a usable verdict (``valid``), prompt and output tokens, and the outputs by status."""
 
-    A valid row is ``ok`` with every field set; with ``labels_only`` (LOGPROBS scoring and reward models,
-    where nothing is decoded and explanations stay empty) it is ``ok`` with a score."""
+    rows: int
+    judged: int
+    ok: int
+    valid: int
+    prompt_tokens: int
+    output_tokens: int
+    statuses: dict[str, int]
+
+
+def count_outputs(outputs: Mapping[str, Sequence[JudgeOutput]], *, labels_only: bool = False) -> Counts:
+    """:class:`Counts` of one run's outputs (every judge's): a valid row is ``ok`` with every field set;
+    with ``labels_only`` (LOGPROBS scoring and reward models, where nothing is decoded and explanations
+    stay empty) it is ``ok`` with a score."""
     outs = [o for judge in outputs.values() for o in judge]
-    rows = len(next(iter(outputs.values()), ()))
     sent = [o for o in outs if o.status not in NOT_SENT]
     ok = [o for o in sent if o.ok]
     valid = sum(
         (o.score is not None) if labels_only else all(v is not None for v in o.field_values.values())
         for o in ok
     )
-    prompt = sum(o.prompt_tokens or 0 for o in outs)
-    output = sum(o.completion_tokens or 0 for o in outs)
     statuses: dict[str, int] = {}
     for o in outs:
         statuses[o.status] = statuses.get(o.status, 0) + 1
+    return Counts(
+        rows=len(next(iter(outputs.values()), ())),
+        judged=len(sent),
+        ok=len(ok),
+        valid=valid,
+        prompt_tokens=sum(o.prompt_tokens or 0 for o in outs),
+        output_tokens=sum(o.completion_tokens or 0 for o in outs),
+        statuses=statuses,
+    )
+
+
+def figures(
+    counts: Counts,
+    seconds: float,
+    record: Record,
+    cache: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
+) -> dict[str, Any]:
+    """What one timed run did: throughput in rows and tokens, parse rate, valid rows, cache hits, latency
+    (``cache``: the engine's prefix-cache counters before and after the run, where it has them)."""
     hit_rate = None
     if cache is not None:
         queries = cache[1]["queries"] - cache[0]["queries"]
@@ -250,22 +282,34 @@ def metrics(
         hit_rate = record.cached_tokens / record.prompt_tokens
     per_second = (lambda n: n / seconds) if seconds > 0 else (lambda n: 0.0)
     return {
-        "rows": rows,
+        "rows": counts.rows,
         "seconds": round(seconds, 3),
-        "rows_per_s": round(per_second(rows), 3),
-        "prompt_tokens": prompt,
-        "output_tokens": output,
-        "prompt_tokens_per_s": round(per_second(prompt), 1),
-        "output_tokens_per_s": round(per_second(output), 1),
-        "judged": len(sent),
-        "parse_rate": round(len(ok) / len(sent), 4) if sent else None,
-        "valid_rows": valid,
-        "valid_rows_per_s": round(per_second(valid), 3),
-        "statuses": statuses,
+        "rows_per_s": round(per_second(counts.rows), 3),
+        "prompt_tokens": counts.prompt_tokens,
+        "output_tokens": counts.output_tokens,
+        "prompt_tokens_per_s": round(per_second(counts.prompt_tokens), 1),
+        "output_tokens_per_s": round(per_second(counts.output_tokens), 1),
+        "judged": counts.judged,
+        "parse_rate": round(counts.ok / counts.judged, 4) if counts.judged else None,
+        "valid_rows": counts.valid,
+        "valid_rows_per_s": round(per_second(counts.valid), 3),
+        "statuses": dict(counts.statuses),
         "prefix_cache_hit_rate": None if hit_rate is None else round(hit_rate, 4),
         "latency_p50_s": _round(percentile(record.latencies, 0.5)),
         "latency_p95_s": _round(percentile(record.latencies, 0.95)),
     }
+
+
+def metrics(
+    outputs: Mapping[str, Sequence[JudgeOutput]],
+    seconds: float,
+    record: Record,
+    cache: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
+    *,
+    labels_only: bool = False,
+) -> dict[str, Any]:
+    """:func:`figures` of one timed run's outputs (:func:`count_outputs`)."""
+    return figures(count_outputs(outputs, labels_only=labels_only), seconds, record, cache)
 
 
 def _round(value: float | None) -> float | None:

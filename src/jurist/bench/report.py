@@ -100,7 +100,56 @@ def markdown(bench: Mapping[str, Any]) -> str:
             )
             continue
         lines.append("| " + " | ".join(_cell(lookup(entry, key)) for _, key in table) + " |")
+    cascades = cascade_lines(bench)
+    if cascades:
+        lines += ["", "Cascades:", ""]
+        lines += [f"  {line.strip()}" if line.startswith("  ") else f"- {line}" for line in cascades]
     return "\n".join(lines) + "\n"
+
+
+def _pct(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.1f} %"
+
+
+def cascade_lines(bench: Mapping[str, Any]) -> list[str]:
+    """Per cascade measured: rows decided per stage; its rows/s against its last stage's alone over the same
+    rows, with the seconds saved as measured and as the cascade's report estimates them; the calibration's
+    seconds and the agreement with the labels, when thresholds were calibrated."""
+    out: list[str] = []
+    for entry in bench.get("results", []):
+        figures = entry.get("cascade")
+        if "error" in entry or not figures:
+            continue
+        decided = ", ".join(
+            f"stage {s['stage']} ({s['judge']}) {s['decided']} ({_pct(s['share'])})"
+            for s in figures["stages"]
+        )
+        abstained = f", abstained {figures['abstained']}" if figures.get("abstained") else ""
+        out.append(f"{entry['judge']}: decided {decided}{abstained}; {figures['requests']} requests")
+        versus = figures.get("vs_last_stage")
+        if versus:
+            measured = versus["saved_measured"]["seconds"]["share"]
+            estimated = (versus.get("saved_estimated") or {}).get("seconds", {}).get("share")
+            off = (versus.get("estimate_over_measured") or {}).get("seconds")
+            out.append(
+                f"  {versus['cascade_rows_per_s']} rows/s against {versus['last_stage_rows_per_s']} for the "
+                f"last stage alone ({versus['last_stage']}) over the same {versus['rows']} rows: "
+                f"{versus['rows_per_s_ratio']}x; seconds saved: measured {_pct(measured)}, estimated "
+                f"{_pct(estimated)} (from {versus['estimated_from']}; that estimate of the last stage on "
+                f"every row is {off if off is not None else 'n/a'}x its measured seconds)"
+            )
+        else:
+            saved = (figures["report"].get("saved") or {}).get("seconds", {}).get("share")
+            out.append(f"  seconds saved against the last stage on every row, estimated: {_pct(saved)}")
+        if figures.get("calibration_seconds") is not None:
+            out.append(f"  calibration: {figures['calibration_seconds']} s")
+        agreement = (figures.get("agreement") or {}).get(figures.get("name"))
+        if agreement:
+            out.append(
+                f"  agreement with the labels: {_pct(agreement['accuracy'])} of {agreement['labelled_rows']} "
+                "labelled rows"
+            )
+    return out
 
 
 def _label(entry: Mapping[str, Any], several_judges: bool) -> str:
@@ -218,4 +267,4 @@ def summary_lines(bench: Mapping[str, Any]) -> Sequence[str]:
                 f"{e['model']} / {e['judge']} / {e['mode']}: {w['rows_per_s']} rows/s, "
                 f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}{priced}"
             )
-    return out
+    return [*out, *cascade_lines(bench)]

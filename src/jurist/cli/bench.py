@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated, Any
 
 import typer
 
@@ -18,9 +20,9 @@ from jurist.cli.cascade import (
     OptionalConfigOpt,
     TargetOpt,
     ThresholdOpt,
-    bench_cascade,
     cascade_settings,
 )
+from jurist.cli.cascade_bench import CascadeBench, bench_cascade
 from jurist.cli.common import fail, overrides
 from jurist.cli.console import run_console
 from jurist.errors import ConfigError, JuristError
@@ -36,7 +38,12 @@ def bench(
         list[str] | None, typer.Option(help="A model to measure (repeat; loaded one after another).")
     ] = None,
     engine: Annotated[str | None, typer.Option(help="VLLM or NATIVE (or a remote engine).")] = None,
-    modes: Annotated[str, typer.Option(help="Comma-separated: generation, logprobs, reward.")] = "generation",
+    modes: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated: generation, logprobs, reward (default generation).", show_default=False
+        ),
+    ] = None,
     rows: Annotated[int, typer.Option(help="Rows to judge per run (the first N).")] = 200,
     repeat: Annotated[int, typer.Option(help="Warm runs per measurement (the fastest is kept).")] = 1,
     cold_rows: Annotated[int, typer.Option(help="Rows of the first (cold) batch.")] = 8,
@@ -67,6 +74,13 @@ def bench(
     target_agreement: TargetOpt = 0.9,
     delta: DeltaOpt = 0.1,
     calibration_labels: LabelsOpt = None,
+    baseline: Annotated[
+        bool,
+        typer.Option(
+            "--baseline/--no-baseline",
+            help="Cascade: also measure the last stage alone over the same rows (rows/s as a ratio).",
+        ),
+    ] = True,
 ) -> None:
     """Measure judge models: rows/s, tokens/s, parse rate, latency, load and cold time, memory.
 
@@ -74,44 +88,71 @@ def bench(
     rows_per_s.png and tokens_per_s.png (and cost_per_million.png with --gpu-hour-price or
     --price-per-million: dollars per million judgments); the libraries' logs go to OUTPUT/bench.log. Dotted
     options after the named ones override config keys (e.g. --inference_config.engine_params.data_parallel 2).
+    With --cascade per stage (and --threshold or --calibration-labels): the cascade, run as `jurist judge`
+    runs it, is one entry ("cascade: a -> b", with its shares per stage and compute saved; its results in
+    OUTPUT/cascade.parquet), and its last stage alone over the same rows another (--no-baseline: not).
     """
-    if cascade:  # time a cascade: its stages, shares and compute saved (OUTPUT/cascade_bench.json)
-        try:
-            cascading = cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels)
-            lines = bench_cascade(cascade, overrides(ctx, None, engine), input, rows, output, cascading)
-        except (JuristError, OSError) as exc:
-            fail(exc)
-        typer.echo("\n".join(lines))
-        return
-    if not config:
+    if not config and not cascade:
         fail(JuristError("give a judge: --config (or --cascade per stage)"))
+    measure: Callable[[IO[str] | None], dict[str, Any]]
     try:
         settings = overrides(ctx, None, engine)
-        table, _ = open_source(input).read_all()
-        spec = BenchSpec(
-            judges=list(config),
-            rows=table.slice(0, rows).to_pylist(),
-            models=list(model) if model else [None],
-            modes=[m.strip().lower() for m in modes.split(",") if m.strip()],
-            repeat=repeat,
-            cold_rows=cold_rows,
-            one_row=one_row_rows if one_row else 0,
-            overrides=settings,
-        )
-        spec.check()
         if price_per not in ("gpu", "machine"):
             raise ConfigError(f"--price-per takes gpu or machine, got {price_per!r}")
         token_prices = parse_token_prices(price_per_million) if price_per_million else (None, None)
         prices = Prices(gpu_hour_price, price_per, gpus, *token_prices)  # type: ignore[arg-type]
+        if cascade:
+            given = [name for name, value in (("--config", config), ("--model", model), ("--modes", modes),
+                                               ("--one-row", one_row)) if value]  # fmt: skip
+            if given:
+                raise ConfigError(
+                    "a cascade is measured as its stage configs say (model, scoring): "
+                    f"drop {', '.join(given)}"
+                )
+            job = CascadeBench(
+                cascade,
+                input,
+                output,
+                cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels),
+                rows=rows,
+                overrides=settings,
+                repeat=repeat,
+                cold_rows=cold_rows,
+                baseline=baseline,
+            )
+            job.check()
+            measure = partial(_cascade, job)
+        else:
+            table, _ = open_source(input).read_all()
+            spec = BenchSpec(
+                judges=list(config or ()),
+                rows=table.slice(0, rows).to_pylist(),
+                models=list(model) if model else [None],
+                modes=[m.strip().lower() for m in (modes or "generation").split(",") if m.strip()],
+                repeat=repeat,
+                cold_rows=cold_rows,
+                one_row=one_row_rows if one_row else 0,
+                overrides=settings,
+            )
+            spec.check()
+            measure = partial(_judges, spec)
         output.mkdir(parents=True, exist_ok=True)
     except (JuristError, OSError) as exc:
         fail(exc)
     try:
         with run_console(output / "bench.log", verbose=verbose) as console:
-            results = add_costs(run_bench(spec, progress=None if quiet else console.err), prices)
-    except JuristError as exc:
+            results = add_costs(measure(None if quiet else console.err), prices)
+    except (JuristError, OSError) as exc:
         fail(exc)
     files = write(results, output)
     for line in summary_lines(results):
         typer.echo(line)
     typer.echo("wrote " + ", ".join(str(path) for path in files.values()))
+
+
+def _cascade(job: CascadeBench, progress: IO[str] | None) -> dict[str, Any]:
+    return bench_cascade(job, progress=progress)
+
+
+def _judges(spec: BenchSpec, progress: IO[str] | None) -> dict[str, Any]:
+    return run_bench(spec, progress=progress)

@@ -12,7 +12,7 @@ from jurist.cascade.calibrate import CalibrationSettings
 from jurist.cascade.confidence import confidence_source
 from jurist.cascade.engine import CascadeRun
 from jurist.cascade.launch import CascadeSettings, prepare
-from jurist.engine.core import BackendFactory, Engine
+from jurist.engine.core import Engine
 from jurist.engine.run import BatchSource
 from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError, InputError, JuristError
@@ -88,43 +88,3 @@ def confidence_line(judge: Judge) -> str:
     except (ConfigError, JuristError) as exc:
         return f"as a cascade stage: no confidence ({exc})"
     return f"as a cascade stage: confidence = {source.description} ({source.name})"
-
-
-def bench_cascade(
-    refs: list[str],
-    overrides: dict[str, Any],
-    input: str,
-    rows: int,
-    output: Path,
-    settings: CascadeSettings,
-    backend_factory: BackendFactory | None = None,
-) -> list[str]:
-    """``jurist bench --cascade A --cascade B``: time a cascade over the first ``rows`` rows (calibration
-    included when thresholds are calibrated) and write OUTPUT/cascade_bench.json; returns the lines to
-    print. ``backend_factory``: how stages' backends are made (default: from their configs)."""
-    import json
-    import time
-
-    from jurist.cascade.launch import stage_configs
-    from jurist.engine.spec import RunOptions, Selection
-    from jurist.engine.summary import format_summary
-
-    output.mkdir(parents=True, exist_ok=True)
-    spec = RunSpec(tuple(stage_configs(refs, overrides)), Selection(input, limit=rows), RunOptions())
-    results = output / "cascade_bench.parquet"
-    started = time.perf_counter()
-    engine, batches, notes = prepare(spec, settings, results, backend_factory=backend_factory)
-    calibrated = time.perf_counter() - started
-    try:
-        summary = CascadeRun(spec, engine, results, overwrite=True).execute(batches)
-    finally:
-        engine.close()
-    record = {
-        "stages": [j.name for j in engine.judges],
-        "rows": summary.rows,
-        "calibration_seconds": round(calibrated, 3),
-        "notes": notes,
-        "summary": summary.as_dict(),
-    }
-    (output / "cascade_bench.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
-    return [*notes, format_summary(summary.as_dict()), f"wrote {output / 'cascade_bench.json'}"]
