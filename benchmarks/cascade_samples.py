@@ -32,7 +32,8 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--target", type=float, default=0.7)
     parser.add_argument("--delta", type=float, default=0.1)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "cascade_samples.json")
+    results = Path(__file__).parent / "results"
+    parser.add_argument("--out", type=Path, default=results / "cascade_samples.json")
     args = parser.parse_args()
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     from jurist.analysis.human import agreement_report, labels_for_table
@@ -82,7 +83,8 @@ def main() -> None:
     by_level: dict[float, list[bool]] = defaultdict(list)
     for row in judged:
         if row["sampled.status"] == "ok":
-            by_level[round(row["sampled.sample_agreement"], 3)].append(row["sampled.judgment"] == row["label"])
+            level = round(row["sampled.sample_agreement"], 3)
+            by_level[level].append(row["sampled.judgment"] == row["label"])
     levels = {
         str(level): {"rows": len(right), "agreement_with_labels": round(sum(right) / len(right), 4)}
         for level, right in sorted(by_level.items())
