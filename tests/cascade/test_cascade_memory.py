@@ -28,7 +28,7 @@ def stage(name: str, model: str, share: float | None) -> dict[str, Any]:
 PLAN = CascadePlan(("small", "big"), (0.8, None))
 
 
-def test_shares_that_add_up_past_the_device_exit_2_before_loading(tmp_path: Path) -> None:
+def test_shares_past_the_device_exit_2_before_loading_in_a_run_and_a_bench(tmp_path: Path) -> None:
     rows = tmp_path / "rows.jsonl"
     rows.write_text('{"text": "a"}\n')
     refs = []
@@ -38,10 +38,12 @@ def test_shares_that_add_up_past_the_device_exit_2_before_loading(tmp_path: Path
         refs += ["--cascade", str(path)]
     output = tmp_path / "o.parquet"
     args = ["judge", "dataset", "-i", str(rows), "-o", str(output), *refs, "--threshold", "0.8"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 2, result.output
-    assert "would take 1.1 of the device's memory (stage 1 0.5, stage 2 0.6)" in result.output
-    assert "gpu_memory_utilization" in result.output
+    bench = ["bench", *refs, "--threshold", "0.8", "-i", str(rows), "-o", str(tmp_path / "bench"), "-q"]
+    for command in (args, bench):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert "would take 1.1 of the device's memory (stage 1 0.5, stage 2 0.6)" in result.output
+        assert "gpu_memory_utilization" in result.output
 
 
 def test_shares_that_fit_and_one_shared_engine_pass() -> None:

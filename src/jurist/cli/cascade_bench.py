@@ -25,7 +25,7 @@ from jurist.backends.base import Backend, describe
 from jurist.bench.cascaded import agreement, compare, names, stage_figures, stage_mode, table_counts
 from jurist.bench.measure import PeakMemory, Record, Timed, figures, timed
 from jurist.bench.runner import PREFILL_ONLY, Bench, BenchSpec, machine
-from jurist.cascade.engine import CascadeEngine, CascadeRun
+from jurist.cascade.engine import CascadeEngine, CascadeRun, check_memory_shares
 from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
 from jurist.config.inference import InferenceConfig
 from jurist.engine.core import BackendFactory
@@ -33,6 +33,7 @@ from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import ConfigError
 from jurist.io.opening import open_source
 from jurist.io.results import ResultTable
+from jurist.judges.judge import Judge
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,8 @@ def bench_cascade(
     count = len(rows)
     options = RunOptions(chunk_size=max(count, 1))
     spec = RunSpec(tuple(configs), Selection(job.input, limit=job.rows), options)
+    if backend_factory is None:  # jurist's own backends: the stages' engines must fit one device together
+        check_memory_shares([Judge.from_config(c) for c in configs])
     stages = _Stages(backend_factory)
     entry: dict[str, Any] = {}
     try:
