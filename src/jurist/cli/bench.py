@@ -20,7 +20,7 @@ from jurist.cli.cascade import (
     OptionalConfigOpt,
     TargetOpt,
     ThresholdOpt,
-    cascade_settings,
+    cascade_from_cli,
 )
 from jurist.cli.cascade_bench import CascadeBench, bench_cascade
 from jurist.cli.common import fail, overrides
@@ -71,8 +71,8 @@ def bench(
     cascade: CascadeOpt = None,
     threshold: ThresholdOpt = None,
     abstain: AbstainOpt = False,
-    target_agreement: TargetOpt = 0.9,
-    delta: DeltaOpt = 0.1,
+    target_agreement: TargetOpt = None,
+    delta: DeltaOpt = None,
     calibration_labels: LabelsOpt = None,
     baseline: Annotated[
         bool,
@@ -109,11 +109,14 @@ def bench(
                     "a cascade is measured as its stage configs say (model, scoring): "
                     f"drop {', '.join(given)}"
                 )
+            stages, cascading = cascade_from_cli(
+                cascade, threshold, abstain, target_agreement, delta, calibration_labels
+            )
             job = CascadeBench(
-                cascade,
+                stages,
                 input,
                 output,
-                cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels),
+                cascading,
                 rows=rows,
                 overrides=settings,
                 repeat=repeat,

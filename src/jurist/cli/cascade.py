@@ -12,18 +12,23 @@ from jurist.cascade.calibrate import CalibrationSettings
 from jurist.cascade.confidence import confidence_source
 from jurist.cascade.engine import CascadeRun
 from jurist.cascade.launch import CascadeSettings, prepare
+from jurist.config.cascade import read_cascade_file
 from jurist.engine.core import Engine
 from jurist.engine.run import BatchSource
 from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError, InputError, JuristError
 from jurist.judges.judge import Judge
 
+DEFAULT_TARGET = CalibrationSettings.target
+DEFAULT_DELTA = CalibrationSettings.delta
+
 CascadeOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--cascade",
         help="A cascade stage's judge config, in order (repeat): stage 1 judges every row, a row below its "
-        "stage's confidence threshold goes on to the next stage.",
+        "stage's confidence threshold goes on to the next stage. Or one cascade file (a YAML file whose "
+        "only key is cascade: stages, thresholds or calibration, abstain).",
     ),
 ]
 ThresholdOpt = Annotated[
@@ -44,9 +49,18 @@ AbstainOpt = Annotated[
     bool, typer.Option("--abstain", help="Cascade: the last stage abstains below its threshold too.")
 ]
 TargetOpt = Annotated[
-    float, typer.Option("--target-agreement", help="Cascade: agreement with the labels kept verdicts reach.")
+    float | None,
+    typer.Option(
+        "--target-agreement",
+        help=f"Cascade: agreement with the labels kept verdicts reach [default: {DEFAULT_TARGET}].",
+    ),
 ]
-DeltaOpt = Annotated[float, typer.Option("--delta", help="Cascade: chance the agreement guarantee may fail.")]
+DeltaOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--delta", help=f"Cascade: chance the agreement guarantee may fail [default: {DEFAULT_DELTA}]."
+    ),
+]
 LabelsOpt = Annotated[
     Path | None,
     typer.Option(
@@ -57,11 +71,48 @@ LabelsOpt = Annotated[
 ]
 
 
-def cascade_settings(
-    thresholds: list[float] | None, abstain: bool, target: float, delta: float, labels: Path | None
-) -> CascadeSettings:
+def cascade_from_cli(
+    refs: list[str],
+    thresholds: list[float] | None,
+    abstain: bool,
+    target: float | None,
+    delta: float | None,
+    labels: Path | None,
+) -> tuple[list[Any], CascadeSettings]:
+    """The stages and settings of a cascade: ``--cascade`` per stage with the options, or one cascade file
+    (:mod:`jurist.config.cascade`), which then sets thresholds, calibration and abstaining itself."""
+    if len(refs) == 1:
+        described = read_cascade_file(refs[0])
+        if described is not None:
+            given = [
+                name
+                for name, value in (
+                    ("--threshold", thresholds),
+                    ("--abstain", abstain),
+                    ("--target-agreement", target is not None),
+                    ("--delta", delta is not None),
+                    ("--calibration-labels", labels),
+                )
+                if value
+            ]
+            if given:
+                raise InputError(
+                    f"the cascade file {refs[0]} sets thresholds, calibration and abstain: "
+                    f"drop {', '.join(given)}"
+                )
+            cal = described.calibration
+            calibration = None
+            if cal is not None:
+                calibration = CalibrationSettings(
+                    Path(cal.labels), cal.target_agreement, cal.delta, cal.label_column
+                )
+            return list(described.stages), CascadeSettings(
+                tuple(described.thresholds), calibration, described.abstain
+            )
+    target = DEFAULT_TARGET if target is None else target
+    delta = DEFAULT_DELTA if delta is None else delta
     calibration = CalibrationSettings(labels, target, delta) if labels is not None else None
-    return CascadeSettings(tuple(thresholds or ()), calibration, abstain)
+    return list(refs), CascadeSettings(tuple(thresholds or ()), calibration, abstain)
 
 
 def start_cascade(

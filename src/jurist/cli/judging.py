@@ -25,7 +25,7 @@ from jurist.cli.cascade import (
     OptionalConfigOpt,
     TargetOpt,
     ThresholdOpt,
-    cascade_settings,
+    cascade_from_cli,
     confidence_line,
     start_cascade,
 )
@@ -166,8 +166,8 @@ def judge_dataset(
     cascade: CascadeOpt = None,
     threshold: ThresholdOpt = None,
     abstain: AbstainOpt = False,
-    target_agreement: TargetOpt = 0.9,
-    delta: DeltaOpt = 0.1,
+    target_agreement: TargetOpt = None,
+    delta: DeltaOpt = None,
     calibration_labels: LabelsOpt = None,
     on_worker_death: Annotated[
         str,
@@ -213,9 +213,13 @@ def judge_dataset(
         if not config and not cascade:
             raise JuristError("give a judge: --config (or --cascade per stage)")
         refs = config or []
-        configs = (
-            stage_configs(cascade, settings) if cascade else [load_judge_config(r, settings) for r in refs]
-        )
+        if cascade:
+            stages, cascading = cascade_from_cli(
+                cascade, threshold, abstain, target_agreement, delta, calibration_labels
+            )
+            configs = stage_configs(stages, settings)
+        else:
+            configs = [load_judge_config(r, settings) for r in refs]
         for cfg in configs:
             check_engine_params(cfg.inference_config)
         calibrations = [Calibration.load(path) for path in calibration or []]
@@ -241,7 +245,6 @@ def judge_dataset(
         if cascade:  # a cascade calibrates its stages here, so its constraints are checked first
             check_constraints([Judge(c) for c in configs])
             local_only = {"--data-parallel": data_parallel, "--ray": ray, "--retry-failed": retry_failed}
-            cascading = cascade_settings(threshold, abstain, target_agreement, delta, calibration_labels)
             runner, batches, run_type = start_cascade(spec, cascading, output, placement=local_only)
         else:
             runner, batches = start(spec, Placement(data_parallel, ray, retry_failed, on_death))

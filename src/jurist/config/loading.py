@@ -100,7 +100,9 @@ _YamlLoader.add_implicit_resolver(
 )
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def read_yaml(path: Path, what: str = "judge_params") -> dict[str, Any]:
+    """A YAML file's top-level mapping (a :class:`ConfigError` naming the file: unreadable, not UTF-8,
+    empty, malformed, or not a mapping with ``what``)."""
     source = str(path)
     try:
         raw = path.read_bytes()
@@ -124,7 +126,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if data is None:
         raise ConfigError("is empty", source=source)
     if not isinstance(data, dict):
-        raise ConfigError(f"must be a mapping with judge_params, got {type(data).__name__}", source=source)
+        raise ConfigError(f"must be a mapping with {what}, got {type(data).__name__}", source=source)
     return data
 
 
@@ -217,8 +219,11 @@ def _model_in_annotation(annotation: Any) -> Any:
     return None
 
 
-def format_validation_error(exc: ValidationError, source: str) -> ConfigError:
-    """One readable :class:`ConfigError` from a pydantic error: file, dotted key, value, allowed keys."""
+def format_validation_error(
+    exc: ValidationError, source: str, model: type[BaseModel] = JudgeConfig
+) -> ConfigError:
+    """One readable :class:`ConfigError` from a pydantic error of ``model``: file, dotted key, value, allowed
+    keys."""
     lines = []
     first_field = None
     for err in exc.errors():
@@ -227,7 +232,7 @@ def format_validation_error(exc: ValidationError, source: str) -> ConfigError:
         first_field = first_field or dotted
         kind = err["type"]
         if kind == "extra_forbidden":
-            allowed = _allowed_keys(JudgeConfig, loc)
+            allowed = _allowed_keys(model, loc)
             hint = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
             lines.append(f"{dotted}: unknown key{hint}")
         elif kind == "missing":
@@ -313,7 +318,7 @@ def load_judge_config(
     else:
         path = _resolve_reference(ref)
         source = str(ref) if not Path(str(ref)).is_file() else str(path)
-        data = _read_yaml(path)
+        data = read_yaml(path)
         default_name = path.stem
     if overrides:
         data = apply_overrides(data, overrides, source)
