@@ -30,9 +30,10 @@ from pathlib import Path
 
 import yaml
 
-DATA = Path("/work/shared/data/llmbar/Natural.json")
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "llmbar" / "Natural.json"
-RESULTS = Path(__file__).parent / "results" / "cascade_bench"
+from common import RESULTS as BENCH_RESULTS
+from common import llmbar_labelled_answers
+
+RESULTS = BENCH_RESULTS / "cascade_bench"
 ENGINE = {"gpu_memory_utilization": "0.2", "enforce_eager": "true"}
 
 
@@ -53,19 +54,6 @@ def stages(folder: Path) -> list[Path]:
     return paths
 
 
-def rows(pairs: int) -> list[dict[str, object]]:
-    source = DATA if DATA.is_file() else EXAMPLE
-    out: list[dict[str, object]] = []
-    for number, pair in enumerate(json.loads(source.read_text())[:pairs]):
-        for side in (1, 2):
-            better = int(pair["label"]) == side
-            out.append(
-                {"id": f"{number}-{side}", "request": pair["input"], "response": pair[f"output_{side}"],
-                 "label": better}
-            )  # fmt: skip
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=20)
@@ -75,7 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         data = folder / "llmbar_pointwise.jsonl"
-        data.write_text("".join(json.dumps(r) + "\n" for r in rows(args.pairs)))
+        data.write_text("".join(json.dumps(r) + "\n" for r in llmbar_labelled_answers(args.pairs)))
         first, last = stages(folder)
         command = [
             sys.executable, "-m", "jurist", "bench", "-i", str(data), "-o", str(folder / "bench"),

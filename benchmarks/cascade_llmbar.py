@@ -18,13 +18,11 @@ import argparse
 import hashlib
 import json
 import math
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-DATA = Path("/work/shared/data/llmbar")
+from common import RESULTS, llmbar_source, run_calibrated_cascade, write
 
 
 def main() -> None:
@@ -32,21 +30,16 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", default=["Natural.json"])
     parser.add_argument("--target", type=float, default=0.8)
     parser.add_argument("--delta", type=float, default=0.1)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "cascade_llmbar.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "cascade_llmbar.json")
     args = parser.parse_args()
-    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-    from jurist.analysis.human import agreement_report, labels_for_table
     from jurist.backends import create_backend
     from jurist.backends.base import LabelRequest, LabelScores
     from jurist.backends.scripted import ScriptedBackend
-    from jurist.cascade.calibrate import CalibrationSettings
-    from jurist.cascade.engine import CascadeRun
-    from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
+    from jurist.cascade.launch import stage_configs
     from jurist.config.inference import InferenceConfig
-    from jurist.engine.spec import RunOptions, RunSpec, Selection
-    from jurist.io.results import ResultTable
 
-    rows = [r for name in args.files for r in json.loads((DATA / name).read_text())]
+    folder = llmbar_source().parent
+    rows = [r for name in args.files for r in json.loads((folder / name).read_text())]
     better = {}
     for r in rows:
         better[r["output_1"]] = int(r["label"]) == 1
@@ -89,21 +82,8 @@ def main() -> None:
         [load_judge_config("pairwise/preference", small, name="smollm2"),
          load_judge_config("pairwise/preference", big, name="stand_in")]
     )  # fmt: skip
-    with tempfile.TemporaryDirectory() as scratch:
-        data = Path(scratch) / "llmbar.json"
-        data.write_text(json.dumps(rows))
-        output = Path(scratch) / "out.parquet"
-        spec = RunSpec(tuple(configs), Selection(str(data)), RunOptions(chunk_size=64))
-        settings = CascadeSettings(calibration=CalibrationSettings(data, args.target, args.delta))
-        engine, batches, notes = prepare(spec, settings, output, backend_factory=factory)
-        try:
-            summary = CascadeRun(spec, engine, output).execute(batches)
-        finally:
-            engine.close()
-        table = ResultTable.open(output)
-        agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
-        meta = table.metadata["cascade"]
-        data = table.table.to_pylist()
+    outcome = run_calibrated_cascade(configs, rows, args.target, args.delta, backend_factory=factory)
+    data, meta, agree = outcome.rows, outcome.cascade, outcome.agreement
     truth = ["a" if int(r["label"]) == 1 else "b" for r in data]
     p_a = [r["smollm2.p_a"] for r in data]
     stage_1 = {
@@ -126,17 +106,14 @@ def main() -> None:
         "with probability 0.6 + 0.4 c",
         "target_agreement": args.target,
         "delta": args.delta,
-        "notes": notes,
+        "notes": outcome.notes,
         "calibration": meta["calibration"],
         "report": meta["report"],
         "stage_1_diagnostics": stage_1,
-        "agreement_with_labels": {
-            name: agree[name]["accuracy"] for name in ("smollm2", "stand_in", "cascade")
-        },
-        "summary": {k: summary.as_dict()[k] for k in ("rows", "seconds", "model_load_seconds", "requests")},
+        "agreement_with_labels": {name: agree[name] for name in ("smollm2", "stand_in", "cascade")},
+        "summary": {k: outcome.summary[k] for k in ("rows", "seconds", "model_load_seconds", "requests")},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    write(result, args.out)
     print(json.dumps(result, indent=2, default=str))
 
 

@@ -16,40 +16,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-DATA = Path("/work/shared/data/llmbar")
+from common import RESULTS, llmbar_labelled_answers, run_calibrated_cascade, write
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--file", default="Natural.json")
     parser.add_argument("--pairs", type=int, default=100)
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--target", type=float, default=0.7)
     parser.add_argument("--delta", type=float, default=0.1)
-    results = Path(__file__).parent / "results"
-    parser.add_argument("--out", type=Path, default=results / "cascade_samples.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "cascade_samples.json")
     args = parser.parse_args()
-    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-    from jurist.analysis.human import agreement_report, labels_for_table
-    from jurist.cascade.calibrate import CalibrationSettings
-    from jurist.cascade.engine import CascadeRun
-    from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
+    from jurist.cascade.launch import stage_configs
     from jurist.config.loading import load_judge_config
-    from jurist.engine.spec import RunOptions, RunSpec, Selection
-    from jurist.io.results import ResultTable
 
-    pairs = json.loads((DATA / args.file).read_text())[: args.pairs]
-    rows = [
-        {"id": f"{n}-{k}", "request": p["input"], "response": p[f"output_{k}"], "label": int(p["label"]) == k}
-        for n, p in enumerate(pairs)
-        for k in (1, 2)
-    ]
+    rows = llmbar_labelled_answers(args.pairs)
     common = {
         "judge_params.include_explanation": False,
         "inference_config.model.model_max_length": 4096,
@@ -65,23 +50,9 @@ def main() -> None:
         [load_judge_config("generic/instruction_following", sampled, name="sampled"),
          load_judge_config("generic/instruction_following", scored, name="logprobs")]
     )  # fmt: skip
-    with tempfile.TemporaryDirectory() as scratch:
-        data = Path(scratch) / "rows.jsonl"
-        data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        output = Path(scratch) / "out.parquet"
-        spec = RunSpec(tuple(configs), Selection(str(data)), RunOptions(chunk_size=64))
-        settings = CascadeSettings(calibration=CalibrationSettings(data, args.target, args.delta))
-        engine, batches, notes = prepare(spec, settings, output)
-        try:
-            summary = CascadeRun(spec, engine, output).execute(batches)
-        finally:
-            engine.close()
-        table = ResultTable.open(output)
-        agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
-        meta = table.metadata["cascade"]
-        judged = table.table.to_pylist()
+    outcome = run_calibrated_cascade(configs, rows, args.target, args.delta)
     by_level: dict[float, list[bool]] = defaultdict(list)
-    for row in judged:
+    for row in outcome.rows:
         if row["sampled.status"] == "ok":
             level = round(row["sampled.sample_agreement"], 3)
             by_level[level].append(row["sampled.judgment"] == row["label"])
@@ -92,24 +63,25 @@ def main() -> None:
     result = {
         "benchmark": "cascade_samples",
         "rows": len(rows),
-        "file": args.file,
+        "file": "Natural.json",
         "stage_1": f"embedded SmolLM2-135M-Instruct on vLLM (CPU), generic/instruction_following, "
         f"{args.samples} samples at temperature {args.temperature}",
         "stage_2": "the same model and judge, LOGPROBS",
         "target_agreement": args.target,
         "delta": args.delta,
-        "notes": notes,
-        "calibration": meta["calibration"],
-        "report": meta["report"],
+        "notes": outcome.notes,
+        "calibration": outcome.cascade["calibration"],
+        "report": outcome.cascade["report"],
         "stage_1_agreement_with_labels_by_sample_agreement": levels,
         "yes_share_of_labels": sum(r["label"] for r in rows) / len(rows),
         "agreement_with_labels": {
-            name: agree[name]["accuracy"] for name in ("sampled", "logprobs", "cascade") if name in agree
+            name: outcome.agreement[name]
+            for name in ("sampled", "logprobs", "cascade")
+            if name in outcome.agreement
         },
-        "summary": {k: summary.as_dict()[k] for k in ("rows", "seconds", "model_load_seconds", "requests")},
+        "summary": {k: outcome.summary[k] for k in ("rows", "seconds", "model_load_seconds", "requests")},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    write(result, args.out)
     print(json.dumps(result, indent=2, default=str))
 
 

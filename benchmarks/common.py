@@ -8,6 +8,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,76 @@ def llmbar_pointwise_rows(n: int) -> list[dict[str, str]]:
     records = llmbar_records(10**9)
     rows = [{"request": r["input"], "response": r[key]} for key in ("output_1", "output_2") for r in records]
     return rows[:n]
+
+
+def llmbar_labelled_answers(pairs: int) -> list[dict[str, Any]]:
+    """The first ``pairs`` pairs of LLMBar's Natural set as pointwise rows, each answer a row of its own (id
+    ``<pair>-<side>``, ``request``, ``response``), labelled by whether it is the answer that follows the
+    instruction (LLMBar builds every pair so that exactly one does)."""
+    return [
+        {
+            "id": f"{n}-{side}",
+            "request": r["input"],
+            "response": r[f"output_{side}"],
+            "label": int(r["label"]) == side,
+        }
+        for n, r in enumerate(llmbar_records(pairs))
+        for side in (1, 2)
+    ]
+
+
+@dataclass(frozen=True)
+class CascadeOutcome:
+    """What a benchmark reads of a cascade run: its summary, its rows, each judge's agreement with the
+    labels (``accuracy`` of ``jurist agree``), the cascade's metadata and the run's notes."""
+
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+    agreement: dict[str, float | None]
+    cascade: dict[str, Any]
+    notes: list[str]
+
+
+def run_calibrated_cascade(
+    configs: Sequence[Any],
+    rows: Sequence[dict[str, Any]],
+    target: float,
+    delta: float,
+    backend_factory: Callable[[Any], Any] | None = None,
+) -> CascadeOutcome:
+    """A cascade of the stage ``configs`` over ``rows``, its thresholds calibrated on the rows' ``label``
+    column (target agreement, delta), in a scratch folder; stages' backends from ``backend_factory``
+    (default: their configs')."""
+    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+    import tempfile
+
+    from jurist.analysis.human import agreement_report, labels_for_table
+    from jurist.cascade.calibrate import CalibrationSettings
+    from jurist.cascade.engine import CascadeRun
+    from jurist.cascade.launch import CascadeSettings, prepare
+    from jurist.engine.spec import RunOptions, RunSpec, Selection
+    from jurist.io.results import ResultTable
+
+    with tempfile.TemporaryDirectory() as scratch:
+        data = Path(scratch) / "rows.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        output = Path(scratch) / "out.parquet"
+        spec = RunSpec(tuple(configs), Selection(str(data)), RunOptions(chunk_size=64))
+        settings = CascadeSettings(calibration=CalibrationSettings(data, target, delta))
+        engine, batches, notes = prepare(spec, settings, output, backend_factory=backend_factory)
+        try:
+            summary = CascadeRun(spec, engine, output).execute(batches)
+        finally:
+            engine.close()
+        table = ResultTable.open(output)
+        agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
+        return CascadeOutcome(
+            summary.as_dict(),
+            table.table.to_pylist(),
+            {name: report["accuracy"] for name, report in agree.items()},
+            table.metadata["cascade"],
+            list(notes),
+        )
 
 
 def make_backend(model: str | None, *, prefix_caching: bool = True) -> Any:
