@@ -15,17 +15,18 @@
     jurist pairs RESULTS -o PAIRS   preference pairs for DPO
     jurist bench -c C -i F          throughput of judges on models (rows/s, tokens/s, latency, memory)
     jurist batch IN.jsonl -o OUT    an OpenAI batch file on a local engine, resumable
+    jurist models list|fetch|path|convert   judge models by name, GGUF files, the model cache
 
 Dotted options after the named ones override config keys, as in ``oumi judge dataset``. The commands
-live in :mod:`.judging`, :mod:`.analysis`, :mod:`.evidence`, :mod:`.training` and :mod:`.bench`; they are
-registered here, explicitly.
+live in :mod:`.judging`, :mod:`.analysis`, :mod:`.evidence`, :mod:`.training`, :mod:`.bench` and
+:mod:`.models`; they are registered here, explicitly.
 """
 
 from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, batch, bench, evidence, judging, training
+from jurist.cli import analysis, batch, bench, evidence, judging, models, training
 from jurist.cli.common import EXTRA
 
 app = typer.Typer(
@@ -51,6 +52,7 @@ app.command("bench", context_settings=EXTRA)(bench.bench)
 app.command("filter")(training.filter_command)
 app.command("pairs")(training.pairs_command)
 app.command("batch")(batch.batch)
+app.add_typer(models.app, name="models")
 
 
 def main() -> None:

