@@ -157,6 +157,11 @@ def test_too_few_tokens_is_truncated_never_a_verdict(backend: Any) -> None:
     assert table["simple.judgment"].to_pylist() == [None] * 8
 
 
+def test_the_head_keeps_the_models_dtype_unless_told(backend: Any) -> None:
+    # built without a judge that reads labels (head_dtype auto): vLLM's own choice, the weights' bfloat16
+    assert backend.describe()["head_dtype"] == backend.describe()["dtype"] == "bfloat16"
+
+
 def test_results_come_back_in_request_order(backend: Any) -> None:
     # rows of very different lengths: each row's prompt token count must be its own
     rows = [{"question": "q " * n, "answer": "a"} for n in (300, 2, 150, 40, 500, 7)]

@@ -31,6 +31,7 @@ __all__ = [
     "check_engine_params",
     "constraint_kinds",
     "create_backend",
+    "for_label_scores",
 ]
 
 
@@ -53,6 +54,16 @@ def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
     """The constraint kinds the configured engine enforces, in its order of preference, known before any
     model loads."""
     return _entry(config).constraint_kinds(config)
+
+
+def for_label_scores(config: InferenceConfig) -> InferenceConfig:
+    """The config of an engine that a judge reading label probabilities runs on: on engine VLLM the lm_head
+    in float32 unless ``engine_params.head_dtype`` says otherwise (NATIVE projects label scores in float32
+    by itself; remote engines are not told)."""
+    change = _entry(config).label_scores
+    if change is None:
+        return config
+    return config.model_copy(update={"engine_params": change(config.engine_params)})
 
 
 def create_backend(config: InferenceConfig) -> Backend:

@@ -21,11 +21,13 @@ from jurist.config.types import InferenceEngine
 @dataclass(frozen=True)
 class EngineEntry:
     """One engine: ``create`` makes its backend; ``check_params`` validates ``engine_params`` (None: the
-    engine takes none); ``constraint_kinds`` lists what it enforces, in its order of preference."""
+    engine takes none); ``constraint_kinds`` lists what it enforces, in its order of preference;
+    ``label_scores`` turns ``engine_params`` into those of an engine that scores labels (None: unchanged)."""
 
     create: Callable[[InferenceConfig], Backend]
     check_params: Callable[[Mapping[str, Any]], object] | None
     constraint_kinds: Callable[[InferenceConfig], tuple[ConstraintKind, ...]]
+    label_scores: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
 
 
 def _native(config: InferenceConfig) -> Backend:
@@ -49,7 +51,10 @@ def _remote_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 ENGINES: Mapping[InferenceEngine, EngineEntry] = MappingProxyType(
     {
         InferenceEngine.VLLM: EngineEntry(
-            vllm.VLLMBackend, vllm_params.engine_params, lambda _c: vllm.CONSTRAINT_KINDS
+            vllm.VLLMBackend,
+            vllm_params.engine_params,
+            lambda _c: vllm.CONSTRAINT_KINDS,
+            vllm_params.for_label_scores,
         ),
         InferenceEngine.NATIVE: EngineEntry(
             _native, transformers.engine_params, lambda _c: transformers.CONSTRAINT_KINDS

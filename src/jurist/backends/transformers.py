@@ -31,7 +31,8 @@ scoring (``score_labels``, ``judge_params.scoring: LOGPROBS``) is: one batched f
 labels' token trie. :meth:`TransformersBackend.from_model` wraps a model already in memory.
 
 ``inference_config.engine_params`` for engine NATIVE (:class:`NativeEngineParams`): ``batch_size``
-(sequences per ``generate`` call, default 16) and ``device``.
+(sequences per ``generate`` call, default 16), ``device`` and ``head_dtype`` (label scores projected in
+float32 by default, :class:`~jurist.backends.hf_labels.Float32Head`).
 
 torch, transformers and outlines_core are imported only inside functions, so importing this module is
 free on machines without them.
@@ -45,7 +46,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -59,14 +60,14 @@ from jurist.backends.base import (
     LabelScores,
 )
 from jurist.backends.chat import ChatRenderer
-from jurist.backends.hf_labels import forward_step, label_scores
+from jurist.backends.hf_labels import forward_step, head_for, label_scores
 from jurist.backends.hf_loading import load_pretrained, require_native
 from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf_vocab import token_bytes
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
-from jurist.models.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.models.resolve import resolve_model
 from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
@@ -79,6 +80,12 @@ class NativeEngineParams(StrictModel):
 
     batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="Sequences per generate call.")
     device: str | None = Field(default=None, description="cuda when available, else cpu, unless given.")
+    head_dtype: Literal["auto", "float32", "model"] = Field(
+        default="auto",
+        description="The dtype label scores (LOGPROBS) project the last hidden state in: float32 (auto, the "
+        "default: from bfloat16 or float16 logits many label probabilities tie exactly) or the model's own "
+        "(model). Generation is not affected.",
+    )
 
 
 CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
@@ -134,16 +141,14 @@ class TransformersBackend:
 
         params = config.model
         self._revision = params.revision
-        if params.model_name is None:
-            name = str(default_model_path())
-            self._model_id = DEFAULT_MODEL_LABEL
-        else:
-            name = params.model_name
-            self._model_id = name
+        resolved = resolve_model(params.model_name)
+        name = resolved.path
+        self._model_id = resolved.label
         size = batch_size or ep.batch_size
         if size < 1:
             raise BackendError(f"batch_size must be at least 1, got {size}")
         self.batch_size = size
+        self.head_dtype: str = ep.head_dtype
         self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._path = name
         tokenizer, model = load_pretrained(
@@ -164,6 +169,7 @@ class TransformersBackend:
         model_id: str = "in-memory model",
         batch_size: int = DEFAULT_BATCH_SIZE,
         context_length: int | None = None,
+        head_dtype: str = "auto",
     ) -> TransformersBackend:
         """Wrap a model and tokenizer already in memory (e.g. random weights built on the GPU): nothing is
         loaded, the model stays on its device."""
@@ -171,6 +177,7 @@ class TransformersBackend:
         backend._model_id = backend._path = model_id
         backend._revision = None
         backend.batch_size = batch_size
+        backend.head_dtype = head_dtype
         backend.device = str(next(model.parameters()).device)
         backend._setup(model, tokenizer, model_id, context_length)
         return backend
@@ -199,6 +206,7 @@ class TransformersBackend:
         model.to(self.device)
         model.eval()
         self._model: Any = model
+        self._float_head: Any = None  # hf_labels.Float32Head, made on the first label request
         self._tokenizer: Any = tokenizer
         self._chat = ChatRenderer(tokenizer)
 
@@ -228,7 +236,15 @@ class TransformersBackend:
             "weights": weights_fingerprint(self._path),
             "device": self.device,
             "batch_size": self.batch_size,
+            "label_head_dtype": self._label_head_dtype(),
         }
+
+    def _label_head_dtype(self) -> str | None:
+        """The dtype label scores are projected in: float32, or the model's own dtype."""
+        if self._model is None:
+            return None
+        own = str(next(self._model.parameters()).dtype).removeprefix("torch.")
+        return own if self.head_dtype == "model" else "float32"
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """One completion per request, in request order.
@@ -291,14 +307,21 @@ class TransformersBackend:
             chat_text=self._chat.text,
             encode=lambda text: [int(i) for i in self._tokenizer.encode(text, add_special_tokens=False)],
             context_length=self.context_length,
-            step=forward_step(self._model, self._pad_id, self.device, self.batch_size),
+            step=forward_step(self._model, self._pad_id, self.device, self.batch_size, self._head()),
         )
+
+    def _head(self) -> Any:
+        """The float32 projection label scores use (made on first use; None: the model's own logits)."""
+        if self._float_head is None and self.head_dtype != "model":
+            self._float_head = head_for(self._model)
+        return self._float_head
 
     def close(self) -> None:
         """Free the model (and the compiled constraints); the backend cannot generate afterwards."""
         if self._model is None:
             return
         self._model = None
+        self._float_head = None
         self._indexes.clear()
         self._vocabulary = None
         gc.collect()

@@ -12,6 +12,10 @@ before): here the sampling parameters, and the structured-output parameters for 
 * Constraints: the default structured-output backend is ``guidance`` (measured with vLLM 0.32 on CPU:
   100 % well-formed answers on a random-weight model for JSON and XML regexes, no compile step, where
   JSON-schema mode let guidance and xgrammar emit whitespace until ``max_tokens``).
+* The lm_head runs in float32 when a judge on the engine reads label probabilities
+  (``engine_params.head_dtype`` auto, set by :func:`jurist.backends.for_label_scores`; ``float32`` or
+  ``model`` force either): from bfloat16 logits, label log-probabilities move in steps of about 1/8 nat and
+  LOGPROBS scores tie.
 * On CPU (see the README for the measurements): the engine core and worker run in this process, no core
   is kept in reserve, KV-cache blocks hold 32 tokens, the KV cache gets an explicit size (a share of the
   memory node, not vLLM's share-minus-resident-memory), per-request seeds are not passed (vLLM's CPU
@@ -52,7 +56,7 @@ from jurist.backends.vllm_params import (
 )
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
-from jurist.models.default_model import DEFAULT_MODEL_LABEL, default_model_path
+from jurist.models.resolve import resolve_model
 from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
@@ -125,12 +129,9 @@ class VLLMBackend:
         settings = dict(CPU_ENVIRONMENT) if on_cpu else {}
         if ep.batch_invariant:
             settings["VLLM_BATCH_INVARIANT"] = "1"
-        model = config.model.model_name
-        if model is None:
-            model = str(default_model_path())
-            self._model_id = DEFAULT_MODEL_LABEL
-        else:
-            self._model_id = model
+        resolved = resolve_model(config.model.model_name)
+        model = resolved.path
+        self._model_id = resolved.label
         self.structured_backend = ep.structured_outputs_backend or DEFAULT_STRUCTURED_BACKEND
         kwargs: dict[str, Any] = {
             "model": model,
@@ -161,6 +162,10 @@ class VLLMBackend:
             kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes
         kwargs.update(config.model.model_kwargs)
         kwargs.update(ep.extra)
+        # the lm_head's dtype, when decided (hf_overrides given by the user keep their keys)
+        given = kwargs.get("hf_overrides")
+        if ep.head_dtype != "auto" and (given is None or isinstance(given, Mapping)):
+            kwargs["hf_overrides"] = {"head_dtype": ep.head_dtype, **dict(given or {})}
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         from vllm import LLM
 
@@ -180,6 +185,7 @@ class VLLMBackend:
         self._revision = config.model.revision
         self._settings = {
             "dtype": str(vllm_config.model_config.dtype).removeprefix("torch."),
+            "head_dtype": str(vllm_config.model_config.head_dtype).removeprefix("torch."),
             "kv_cache_memory_bytes": kwargs.get("kv_cache_memory_bytes"),
             "block_size": vllm_config.cache_config.block_size,
             "prefix_caching": ep.enable_prefix_caching,

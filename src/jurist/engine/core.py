@@ -21,7 +21,7 @@ import pyarrow as pa
 from typing_extensions import Unpack
 
 from jurist.analysis.calibration import Calibration
-from jurist.backends import create_backend
+from jurist.backends import create_backend, for_label_scores
 from jurist.backends.base import Backend, describe
 from jurist.config.inference import InferenceConfig
 from jurist.config.models import JudgeConfig
@@ -111,14 +111,19 @@ class Engine:
     # ------------------------------------------------------------------------------------ backends
     def backend_for(self, judge: Judge) -> Backend:
         """The backend a judge runs on: the one given, or one per distinct model and engine, created by the
-        factory when its first request needs the model."""
+        factory when its first request needs the model (its lm_head in float32 when a judge on it reads
+        label probabilities: :func:`~jurist.backends.for_label_scores`)."""
         if self._shared_backend is not None:
             return self._shared_backend
         if not judge.needs_model:  # a rule judge: nothing loads
             return NO_MODEL
         key = backend_key(judge.config.inference_config)
         if key not in self._backends:
-            self._backends[key] = lazy(self._factory, judge.config.inference_config, self._loaded)
+            config = judge.config.inference_config
+            sharing = [j for j in self.judges if backend_key(j.config.inference_config) == key]
+            if any(j.reads_label_probabilities for j in sharing):
+                config = for_label_scores(config)
+            self._backends[key] = lazy(self._factory, config, self._loaded)
         return self._backends[key]
 
     @staticmethod

@@ -66,6 +66,11 @@ class Judge:
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
         self.needs_model: bool = self.kind.needs_model
         """False for a rule judge: it sends no request, and no model loads for it."""
+        self.reads_label_probabilities: bool = self.needs_model and bool(
+            self.parts.logprob_scoring or config.judge_params.label_probabilities
+        )
+        """Whether the judge reads label probabilities (LOGPROBS scoring or ``label_probabilities``): its
+        engine then computes its lm_head in float32 (:func:`jurist.backends.for_label_scores`)."""
 
     @classmethod
     def from_config(
