@@ -91,26 +91,71 @@ def test_logprob_mode_drops_the_explanation() -> None:
     assert row["truthfulness.score"] == pytest.approx(0.8)
 
 
-def test_pairwise_order_averaged_probability_that_a_wins() -> None:
+def _pairwise_row(pair: dict[str, Any], *orders: dict[str, float]) -> dict[str, Any]:
+    """One row judged by a LOGPROBS pairwise judge whose two orders answer with these distributions."""
     config = {
         "name": "p",
         "judge_params": {
             "prompt_template": "{question}\n1: {response_a}\n2: {response_b}",
             "scoring": "LOGPROBS",
         },
-        "pairwise_judge_params": {},
+        "pairwise_judge_params": pair,
     }
-    # order ab (A shown first): P(first) = 0.8; order ba (B shown first): P(first) = 0.6, P(second) = 0.4
-    distributions = iter([{"A": 0.8, "B": 0.2}, {"A": 0.6, "B": 0.4}])
+    distributions = iter(orders)
     backend = ScriptedBackend([], labels=lambda r: {k: math.log(v) for k, v in next(distributions).items()})
-    row = (
-        Engine(config, backend).run([{"question": "q", "response_a": "x", "response_b": "y"}]).to_pylist()[0]
-    )
+    rows = [{"question": "q", "response_a": "x", "response_b": "y"}]
+    return dict(Engine(config, backend).run(rows).to_pylist()[0])
+
+
+def test_pairwise_order_averaged_probability_that_a_wins() -> None:
+    # order ab (A shown first): P(first) = 0.8; order ba (B shown first): P(first) = 0.6, P(second) = 0.4
+    row = _pairwise_row({}, {"A": 0.8, "B": 0.2}, {"A": 0.6, "B": 0.4})
     # P(A wins) = (P_ab(first) + P_ba(second)) / 2 = (0.8 + 0.4) / 2 = 0.6
     assert row["p.p_a"] == pytest.approx(0.6) and row["p.score"] == pytest.approx(0.6)
     assert row["p.ab_p_first"] == pytest.approx(0.8) and row["p.ba_p_first"] == pytest.approx(0.6)
-    # the most likely label of each order: first (A) both times -> a then b -> an inconsistent tie
+    # the most likely label of each order is first (A) both times: a, then b -> not position consistent;
+    # the default decision under LOGPROBS is the order-averaged probability: p_a 0.6 > p_b 0.4 -> a
+    assert row["p.winner"] == "a" and row["p.position_consistent"] is False
+
+
+def test_pairwise_both_orders_rule_under_logprobs() -> None:
+    row = _pairwise_row({"decision": "both_orders"}, {"A": 0.8, "B": 0.2}, {"A": 0.6, "B": 0.4})
     assert row["p.winner"] == "tie" and row["p.position_consistent"] is False
+    assert row["p.p_a"] == pytest.approx(0.6)  # the score does not depend on the decision
+    row = _pairwise_row(
+        {"decision": "both_orders", "inconsistent": "inconclusive"}, {"A": 0.8, "B": 0.2}, {"A": 0.6, "B": 0.4}
+    )
+    assert row["p.winner"] == "inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("band", "ab", "ba", "winner"),
+    [
+        (0.0, 0.5, 0.5, "tie"),  # p_a = p_b = 0.5 exactly
+        (0.0, 0.5, 0.49, "a"),  # p_a = 0.505
+        (0.05, 0.52, 0.5, "tie"),  # p_a - p_b = 0.02 inside the band
+        (0.05, 0.6, 0.5, "a"),  # p_a - p_b = 0.1 outside it
+        (0.05, 0.3, 0.6, "b"),  # p_a = 0.35, p_b = 0.65
+    ],
+)
+def test_pairwise_probability_decision_and_its_tie_band(band: float, ab: float, ba: float, winner: str) -> None:
+    row = _pairwise_row({"tie_band": band}, {"A": ab, "B": 1 - ab}, {"A": ba, "B": 1 - ba})
+    p_a = (ab + (1 - ba)) / 2
+    assert row["p.p_a"] == pytest.approx(p_a)
+    assert row["p.winner"] == winner
+
+
+def test_pairwise_probability_decision_with_ties_allowed() -> None:
+    # the tie label's averaged probability (0.5) is above p_a (0.3) and p_b (0.2): a tie
+    row = _pairwise_row({"allow_tie": True}, {"A": 0.3, "B": 0.2, "tie": 0.5}, {"A": 0.2, "B": 0.3, "tie": 0.5})
+    assert row["p.winner"] == "tie"
+    row = _pairwise_row({"allow_tie": True}, {"A": 0.6, "B": 0.1, "tie": 0.3}, {"A": 0.2, "B": 0.5, "tie": 0.3})
+    assert row["p.winner"] == "a"  # p_a = 0.55, p_b = 0.15, p_tie = 0.3
+
+
+def test_pairwise_probability_decision_needs_logprobs() -> None:
+    with pytest.raises(ConfigError, match="decision probability .* needs judge_params.scoring LOGPROBS"):
+        load_judge_config("pairwise/preference", {"pairwise_judge_params.decision": "probability"})
 
 
 def test_label_probabilities_in_generation_mode() -> None:

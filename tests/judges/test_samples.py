@@ -101,7 +101,7 @@ def test_one_sample_keeps_the_request_and_columns_it_had() -> None:
         ({"judge_params": {"label_probabilities": True}}, "use one confidence"),
         ({"judge_params": {"judgment_type": "FLOAT"}}, "not FLOAT"),
         ({"judge_params": {"judgment_type": "TEXT"}}, "not TEXT"),
-        ({"pairwise_judge_params": {}}, "not to a pairwise judge"),
+        ({"reward_judge_params": {}}, "not to a reward judge"),
     ],
 )
 def test_configs_samples_cannot_vote_on_are_refused(

@@ -5,9 +5,11 @@ judge                                     confidence of a row
 ========================================  ==================================================================
 pointwise, LOGPROBS (or label             the probability of the most likely label of the judgment
 probabilities of a generated label)       (``<judge>.judgment_confidence``)
-pairwise, LOGPROBS                        the order-averaged probability of the winning side (``p_a`` for A,
-                                          ``1 - p_a`` for B); orders that disagree, and ties, count 0
-pairwise, generated                       agreement of the two orders: 1 when both name the same side, else 0
+pairwise, LOGPROBS (or sampled:           the order-averaged probability of the winning side (``p_a`` for A,
+``judge_params.samples`` N > 1)           ``1 - p_a`` for B; with samples, the vote shares); ties count 0, and
+                                          so do orders that disagree when the winner needs both orders
+                                          (``decision: both_orders``)
+pairwise, generated once per order        agreement of the two orders: 1 when both name the same side, else 0
 pointwise, generated with                 the share of the row's N samples that gave the verdict (a sample
 ``judge_params.samples`` N > 1            that failed counts against it): ``<judge>.sample_agreement``
 ========================================  ==================================================================
@@ -45,10 +47,12 @@ def confidence_source(judge: Judge) -> ConfidenceSource:
     gives none."""
     kind = judge.kind.kind_name
     if kind == "pairwise":
-        if judge.parts.logprob_scoring:
+        if getattr(judge.kind, "scores_probability", False):
+            both = getattr(judge.kind, "decision", None) == "both_orders"
             return ConfidenceSource(
                 "order_averaged_probability",
-                "the winning side's probability averaged over both orders (inconsistent orders: 0)",
+                "the winning side's probability averaged over both orders"
+                + (" (inconsistent orders: 0)" if both else ""),
             )
         return ConfidenceSource("order_agreement", "agreement of the two orders (1 consistent, 0 not)")
     if kind == "pointwise":
@@ -83,9 +87,11 @@ def confidence_of(judge: Judge, output: JudgeOutput) -> float | None:
         return None
     if judge.kind.kind_name == "pairwise":
         winner = output.field_values.get("winner")
-        if not output.field_values.get("position_consistent") or winner not in ("a", "b"):
+        by_probability = getattr(judge.kind, "decision", None) == "probability"
+        consistent = by_probability or output.field_values.get("position_consistent")
+        if not consistent or winner not in ("a", "b"):
             return 0.0
-        if not judge.parts.logprob_scoring:
+        if not getattr(judge.kind, "scores_probability", False):
             return 1.0
         p_a = output.extras.get("p_a")
         if p_a is None:

@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from jurist.config.inference import InferenceConfig
+from jurist.config.pairwise import PairLabels, PairwiseJudgeParams
 from jurist.config.rag import RagJudgeParams
 from jurist.config.rules import RuleJudgeParams, check_example_value, check_scores, coerce_scores
 from jurist.config.templates import Template
@@ -200,30 +201,6 @@ class RubricJudgeParams(StrictModel):
         return self
 
 
-def _field_candidates(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-class PairLabels(StrictModel):
-    """The labels a pairwise judge answers with: the first shown response, the second, or a tie."""
-
-    first: str = "A"
-    """The label of the response shown first."""
-    second: str = "B"
-    """The label of the response shown second."""
-    tie: str = "tie"
-    """The label of a tie (used when allow_tie is true)."""
-
-    @model_validator(mode="after")
-    def _distinct(self) -> PairLabels:
-        labels = [self.first, self.second, self.tie]
-        if len({label.strip().casefold() for label in labels}) != 3 or not all(
-            label.strip() for label in labels
-        ):
-            raise ValueError(f"pairwise labels must be distinct and non-empty, got {labels}")
-        return self
-
-
 class RewardJudgeParams(StrictModel):
     """A sequence-classification model as the judge (a jurist extension): a reward model such as
     Skywork-Reward-V2 scores the conversation ``judge_params.prompt_template`` (the user turn) +
@@ -250,52 +227,6 @@ class RewardJudgeParams(StrictModel):
         ):
             raise ValueError(f"positive_label {self.positive_label!r} is not one of the labels {self.labels}")
         return self
-
-
-class PairwiseJudgeParams(StrictModel):
-    """Judging two responses to one question, in both orders (a jurist extension of Oumi's format).
-
-    Each ``*_field`` lists candidate columns, the first one a row has wins (so LLMBar's ``input``,
-    ``output_1``, ``output_2`` work as they are). The prompt reads ``{question}``, ``{response_a}``,
-    ``{response_b}`` and ``{reference}`` (or ``{{response_a.output.response}}``...), filled per order.
-    """
-
-    question_field: list[str] = Field(default_factory=lambda: ["question", "input", "instruction", "prompt"])
-    """Columns the question is read from, the first one a row has."""
-    response_a_field: list[str] = Field(default_factory=lambda: ["response_a", "output_1", "answer_a"])
-    """Columns response A is read from."""
-    response_b_field: list[str] = Field(default_factory=lambda: ["response_b", "output_2", "answer_b"])
-    """Columns response B is read from."""
-    reference_field: list[str] = Field(default_factory=lambda: ["reference", "expected_output"])
-    """Columns an optional reference answer is read from ({reference})."""
-    error_a_field: list[str] = Field(default_factory=lambda: ["error_a", "response_a_error"])
-    """Columns whose non-empty value means response A errored (the row is target_error)."""
-    error_b_field: list[str] = Field(default_factory=lambda: ["error_b", "response_b_error"])
-    """Columns whose non-empty value means response B errored."""
-    labels: PairLabels = Field(default_factory=PairLabels)
-    """The labels the judge answers with."""
-    allow_tie: bool = False
-    """Let the judge answer a tie as well as either response."""
-    inconsistent: Literal["tie", "inconclusive"] = Field(
-        default="tie",
-        description="What a row whose two orders disagree is: a tie (MT-Bench) or inconclusive (evaluatorq).",
-    )
-
-    _coerce = field_validator(
-        "question_field",
-        "response_a_field",
-        "response_b_field",
-        "reference_field",
-        "error_a_field",
-        "error_b_field",
-        mode="before",
-    )(_field_candidates)
-
-    @property
-    def answer_labels(self) -> list[str]:
-        """The judgment's labels in order: first, second (and tie when allowed)."""
-        labels = [self.labels.first, self.labels.second]
-        return [*labels, self.labels.tie] if self.allow_tie else labels
 
 
 class JudgeConfig(StrictModel):
@@ -404,6 +335,13 @@ class JudgeConfig(StrictModel):
         elif self.pairwise_judge_params is None:
             check_scores(jp.judgment_type, jp.judgment_scores, "judge_params")
         if self.pairwise_judge_params is not None:
+            pair = self.pairwise_judge_params
+            if pair.decision == "probability" and jp.scoring is not ScoringMode.LOGPROBS and jp.samples < 2:
+                raise ValueError(
+                    "pairwise_judge_params.decision probability reads the label probabilities of both "
+                    "orders: it needs judge_params.scoring LOGPROBS or judge_params.samples > 1 (or decision "
+                    "both_orders)"
+                )
             for key in ("judgment_type", "judgment_scores"):
                 if key in jp.model_fields_set:
                     raise ValueError(
@@ -432,12 +370,13 @@ class JudgeConfig(StrictModel):
         return self
 
     def _check_samples(self) -> None:
-        """Repeated samples vote on discrete verdicts of a generating simple or rubric judge."""
+        """Repeated samples vote on discrete verdicts of a generating simple, rubric or pairwise judge."""
         jp = self.judge_params
-        for section in ("pairwise", "reward", "rule", "rag"):
+        for section in ("reward", "rule", "rag"):
             if getattr(self, f"{section}_judge_params") is not None:
                 raise ValueError(
-                    f"judge_params.samples applies to simple and rubric judges, not to a {section} judge"
+                    f"judge_params.samples applies to simple, rubric and pairwise judges, not to a {section} "
+                    "judge"
                 )
         if jp.scoring is ScoringMode.LOGPROBS:
             raise ValueError(
@@ -451,6 +390,8 @@ class JudgeConfig(StrictModel):
                 "judge_params.samples needs inference_config.generation.temperature > 0: greedy decoding "
                 "gives the same answer every time"
             )
+        if self.pairwise_judge_params is not None:
+            return  # each order votes on the pair's labels
         rubric = self.rubric_judge_params
         types = [c.judgment_type for c in rubric.criteria] if rubric is not None else [jp.judgment_type]
         voted = (JudgmentType.BOOL, JudgmentType.ENUM, JudgmentType.INT)
@@ -498,3 +439,14 @@ class JudgeConfig(StrictModel):
         new._source = self._source
         new._warnings = list(self._warnings)
         return new
+
+
+__all__ = [
+    "Criterion",
+    "JudgeConfig",
+    "JudgeParams",
+    "PairLabels",
+    "PairwiseJudgeParams",
+    "RewardJudgeParams",
+    "RubricJudgeParams",
+]

@@ -3,39 +3,63 @@
 For every row the judge renders the prompt twice, response A shown first (order ``ab``) and response B
 shown first (order ``ba``); the two requests are scheduled next to each other, so they share the
 judge's prefix in the cache. Each order's verdict (a position label: the first or the second shown
-response, or a tie) is mapped back to the original sides, then combined by the MT-Bench rule:
+response, or a tie) is mapped back to the original sides; ``position_consistent`` says whether the two
+name the same side. The winner follows ``pairwise_judge_params.decision``:
 
-* both orders name the same side: that side wins, ``position_consistent`` is true;
-* the orders disagree (including one tie and one win): the row is a ``tie``, flagged inconsistent,
-  so a judge that always picks the first position produces ties, never wins (with
-  ``pairwise_judge_params.inconsistent: inconclusive``, evaluatorq's rule, it is ``inconclusive``);
-* an order that failed (parse error, truncation, too long...) or an errored side: ``inconclusive``.
+``both_orders`` (the MT-Bench rule; the default when the judge generates its answer)
+  both orders name the same side: that side wins; the orders disagree (including one tie and one win):
+  the row is a ``tie`` (with ``inconsistent: inconclusive``, evaluatorq's rule, ``inconclusive``), so a
+  judge that always picks the first position produces ties, never wins.
+``probability`` (LOGPROBS or repeated samples only, and their default)
+  ``p_a`` = (P(first | A shown first) + P(second | A shown second)) / 2 and ``p_b`` likewise: the side with
+  the higher one wins, a tie when ``|p_a - p_b| <= tie_band`` (or, with ``allow_tie``, when the averaged
+  tie probability is above both). A judge that leans to the first position still ranks the two sides by
+  how much more it likes one than the other; measured on LLMBar this is the better rule for small judges
+  (the benchmarking guide).
 
-``score`` is A's score: 1.0 (A wins), 0.0 (B wins), 0.5 (tie), None (inconclusive). In LOGPROBS
-scoring each order's verdict is its most likely label, and ``score`` is ``p_a``, the probability that A
-wins averaged over both orders: (P(first | A shown first) + P(second | A shown second)) / 2.
+With ``judge_params.samples`` N > 1 each order is generated N times (distinct seeds) and its probabilities
+are the shares of its N samples per label (a sample that failed counts for no label); each order's verdict
+is its most common label (its first sample giving it supplies the explanation), ``sample_agreement`` the
+averaged share of the winner and ``samples_ok`` the usable samples of both orders.
+
+An order that failed (parse error, truncation, too long; with samples: none usable) or an errored side:
+``inconclusive``. ``score`` is A's score: 1.0 (A wins), 0.0 (B wins), 0.5 (tie), None (inconclusive); with
+probabilities it is ``p_a`` whatever the decision, and each order's ``judgment`` is its most likely label.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
 
 from jurist.answer.reading import Reading
 from jurist.backends.base import ConstraintKind
-from jurist.config.models import PairwiseJudgeParams
+from jurist.config.pairwise import Decision, PairwiseJudgeParams
 from jurist.config.templates import MissingValue, lookup
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
+from jurist.judges.pointwise import AGREEMENT, USABLE
 from jurist.render.namespace import build_namespace, side_error, side_namespace
 
 Winner = Literal["a", "b", "tie", "inconclusive"]
 SCORE_A: dict[str, float] = {"a": 1.0, "b": 0.0, "tie": 0.5}
 ORDERS = ("ab", "ba")
 DERIVED_FIELDS = frozenset({"question", "response_a", "response_b", "reference"})
+
+
+@dataclass(frozen=True)
+class _Order:
+    """One order's verdict: the reading it comes from, its label shares (None: one generated answer) and
+    how many of its answers were usable."""
+
+    reading: Reading
+    shares: dict[str, float] | None
+    usable: int
 
 
 def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
@@ -57,6 +81,7 @@ class PairwiseJudge(JudgeKind):
         super().__init__(parts)
         assert self.config.pairwise_judge_params is not None
         self.pair: PairwiseJudgeParams = self.config.pairwise_judge_params
+        self.decision: Decision = self.pair.decision_for(self.config.judge_params)
         labels = self.pair.labels
         self._to_side = {
             "ab": {labels.first: "a", labels.second: "b", labels.tie: "tie"},
@@ -108,11 +133,19 @@ class PairwiseJudge(JudgeKind):
             {**base, **common, "response_a": side_b, "response_b": side_a},
         ]
 
+    @property
+    def samples(self) -> int:
+        """How many times each order is judged (``judge_params.samples``)."""
+        return self.config.judge_params.samples
+
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:
-        requests = tuple(
-            self.parts.request(self.parts.prompt.render(ns), kinds) for ns in self.namespaces(row)
-        )
-        return Step(requests, self.finish)
+        messages = [self.parts.prompt.render(ns) for ns in self.namespaces(row)]
+        if self.samples > 1:
+            requests = tuple(
+                self.parts.generation_request(m, kinds, k) for m in messages for k in range(self.samples)
+            )
+            return Step(requests, self.finish)
+        return Step(tuple(self.parts.request(m, kinds) for m in messages), self.finish)
 
     def target_error(self, row: Mapping[str, Any]) -> str | None:
         pair = self.pair
@@ -132,40 +165,79 @@ class PairwiseJudge(JudgeKind):
         return JudgeOutput(status, {**self._empty_values(), "winner": "inconclusive"}, {}, error=error)
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
-        """Both orders' answers -> the winner by the MT-Bench rule."""
-        orders = [self.parts.reader.read_answer(a) for a in answers]
+        """Both orders' answers (with samples: N per order) -> the winner by the judge's decision."""
+        n = self.samples
+        readings = [self.parts.reader.read_answer(a) for a in answers]
+        orders = [self._order(readings[:n]), self._order(readings[n:])]
         values = self._empty_values()
         explained = any(f.name == "explanation" for f in self.spec.fields)
-        for key, reading in zip(ORDERS, orders, strict=True):
-            values[f"{key}_judgment"] = reading.values.get("judgment")
-            values[f"{key}_raw"] = reading.raw
+        for key, order in zip(ORDERS, orders, strict=True):
+            values[f"{key}_judgment"] = order.reading.values.get("judgment")
+            values[f"{key}_raw"] = order.reading.raw
             if explained:
-                values[f"{key}_explanation"] = reading.values.get("explanation")
+                values[f"{key}_explanation"] = order.reading.values.get("explanation")
         tokens: dict[str, Any] = {
-            "prompt_tokens": sum(r.prompt_tokens or 0 for r in orders),
-            "completion_tokens": sum(r.completion_tokens or 0 for r in orders),
+            "prompt_tokens": sum(r.prompt_tokens or 0 for r in readings),
+            "completion_tokens": sum(r.completion_tokens or 0 for r in readings),
         }
-        failed = [(key, r) for key, r in zip(ORDERS, orders, strict=True) if not r.ok]
+        failed = [(key, o.reading) for key, o in zip(ORDERS, orders, strict=True) if not o.reading.ok]
         if failed:
             error = "; ".join(f"order {key}: {r.error}" for key, r in failed)
             return JudgeOutput(
                 failed[0][1].status, {**values, "winner": "inconclusive"}, {}, error=error, **tokens
             )
-        sides = [self._to_side[key][r.values["judgment"]] for key, r in zip(ORDERS, orders, strict=True)]
+        sides = [self._to_side[k][o.reading.values["judgment"]] for k, o in zip(ORDERS, orders, strict=True)]
         consistent = sides[0] == sides[1]
-        winner = sides[0] if consistent else self.pair.inconsistent
-        values.update(winner=winner, position_consistent=consistent)
-        if not self.parts.logprob_scoring:
+        winner: Winner = sides[0] if consistent else self.pair.inconsistent  # type: ignore[assignment]
+        ab, ba = orders[0].shares, orders[1].shares
+        if ab is None or ba is None:  # one generated answer per order: no probabilities
+            values.update(winner=winner, position_consistent=consistent)
             return JudgeOutput("ok", values, {}, None, SCORE_A.get(winner), **tokens)
-        first = [self._p(r, self.pair.labels.first) for r in orders]
-        second = [self._p(r, self.pair.labels.second) for r in orders]
-        p_a = (first[0] + second[1]) / 2  # A is shown first in order ab and second in order ba
-        extras = {"p_a": p_a, "ab_p_first": first[0], "ba_p_first": first[1]}
+        labels = self.pair.labels
+        p_a = (ab[labels.first] + ba[labels.second]) / 2  # A is shown first in order ab, second in ba
+        p_b = (ab[labels.second] + ba[labels.first]) / 2
+        p_tie = (ab.get(labels.tie, 0.0) + ba.get(labels.tie, 0.0)) / 2
+        if self.decision == "probability":
+            winner = self.by_probability(p_a, p_b, p_tie)
+        values.update(winner=winner, position_consistent=consistent)
+        extras: dict[str, Any] = {"p_a": p_a, "ab_p_first": ab[labels.first], "ba_p_first": ba[labels.first]}
+        if n > 1:
+            extras[AGREEMENT] = {"a": p_a, "b": p_b, "tie": p_tie}.get(winner)
+            extras[USABLE] = sum(o.usable for o in orders)
         return JudgeOutput("ok", values, {}, None, p_a, extras=extras, **tokens)
 
-    @staticmethod
-    def _p(reading: Reading, label: str) -> float:
-        return reading.distributions["judgment"].probs[label]
+    def _order(self, readings: Sequence[Reading]) -> _Order:
+        """One order's verdict: its one reading (and its label distribution in LOGPROBS), or the vote of its
+        samples (the first sample giving the most common label; shares of the N samples per label, a
+        failed sample counting for none)."""
+        if len(readings) == 1:
+            reading = readings[0]
+            found = reading.distributions.get("judgment") if self.parts.logprob_scoring else None
+            shares = dict(found.probs) if found is not None and reading.ok else None
+            return _Order(reading, shares, int(reading.ok))
+        usable = [r for r in readings if r.ok]
+        if not usable:
+            first = readings[0]
+            error = f"none of {len(readings)} samples was usable; the first: {first.error}"
+            return _Order(replace(first, error=error), None, 0)
+        counts = Counter(r.values["judgment"] for r in usable)
+        label = counts.most_common(1)[0][0]  # ties: the label given first
+        chosen = next(r for r in usable if r.values["judgment"] == label)
+        shares = {name: counts.get(name, 0) / len(readings) for name in self.pair.answer_labels}
+        return _Order(chosen, shares, len(usable))
+
+    def by_probability(self, p_a: float, p_b: float, p_tie: float = 0.0) -> Winner:
+        """The winner from the order-averaged probabilities of A, B and a tie (the ``probability``
+        decision)."""
+        tied = self.pair.allow_tie and p_tie > max(p_a, p_b)
+        if tied or abs(p_a - p_b) <= self.pair.tie_band:
+            return "tie"
+        return "a" if p_a > p_b else "b"
+
+    @property
+    def scores_probability(self) -> bool:
+        """Whether the judge gives ``p_a``: label probabilities (LOGPROBS) or the vote shares of samples."""
+        return self.parts.logprob_scoring or self.samples > 1
 
     def _empty_values(self) -> dict[str, Any]:
         return dict.fromkeys(self._value_names)
@@ -192,6 +264,8 @@ class PairwiseJudge(JudgeKind):
             field_column(name, "bool" if name == "position_consistent" else "string")
             for name in self._value_names
         ]
-        if self.parts.logprob_scoring:
+        if self.scores_probability:
             columns += [extra_column("p_a"), extra_column("ab_p_first"), extra_column("ba_p_first")]
+        if self.samples > 1:
+            columns += [extra_column(AGREEMENT), extra_column(USABLE, "int64")]
         return tuple(columns)

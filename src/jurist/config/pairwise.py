@@ -1,0 +1,105 @@
+"""``pairwise_judge_params``: judging two responses to one question in both orders (a jurist extension of
+Oumi's format), the labels the judge answers with, and how the two orders decide the winner."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from jurist.config.types import ScoringMode, StrictModel
+
+Decision = Literal["probability", "both_orders"]
+
+
+def _field_candidates(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class PairLabels(StrictModel):
+    """The labels a pairwise judge answers with: the first shown response, the second, or a tie."""
+
+    first: str = "A"
+    """The label of the response shown first."""
+    second: str = "B"
+    """The label of the response shown second."""
+    tie: str = "tie"
+    """The label of a tie (used when allow_tie is true)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> PairLabels:
+        labels = [self.first, self.second, self.tie]
+        if len({label.strip().casefold() for label in labels}) != 3 or not all(
+            label.strip() for label in labels
+        ):
+            raise ValueError(f"pairwise labels must be distinct and non-empty, got {labels}")
+        return self
+
+
+class PairwiseJudgeParams(StrictModel):
+    """Judging two responses to one question, in both orders (a jurist extension of Oumi's format).
+
+    Each ``*_field`` lists candidate columns, the first one a row has wins (so LLMBar's ``input``,
+    ``output_1``, ``output_2`` work as they are). The prompt reads ``{question}``, ``{response_a}``,
+    ``{response_b}`` and ``{reference}`` (or ``{{response_a.output.response}}``...), filled per order.
+    """
+
+    question_field: list[str] = Field(default_factory=lambda: ["question", "input", "instruction", "prompt"])
+    """Columns the question is read from, the first one a row has."""
+    response_a_field: list[str] = Field(default_factory=lambda: ["response_a", "output_1", "answer_a"])
+    """Columns response A is read from."""
+    response_b_field: list[str] = Field(default_factory=lambda: ["response_b", "output_2", "answer_b"])
+    """Columns response B is read from."""
+    reference_field: list[str] = Field(default_factory=lambda: ["reference", "expected_output"])
+    """Columns an optional reference answer is read from ({reference})."""
+    error_a_field: list[str] = Field(default_factory=lambda: ["error_a", "response_a_error"])
+    """Columns whose non-empty value means response A errored (the row is target_error)."""
+    error_b_field: list[str] = Field(default_factory=lambda: ["error_b", "response_b_error"])
+    """Columns whose non-empty value means response B errored."""
+    labels: PairLabels = Field(default_factory=PairLabels)
+    """The labels the judge answers with."""
+    allow_tie: bool = False
+    """Let the judge answer a tie as well as either response."""
+    decision: Decision | None = Field(
+        default=None,
+        description="How the two orders decide the winner. both_orders: both must name the same side, "
+        "else the row is `inconsistent` (the MT-Bench rule). probability (LOGPROBS or samples): the side "
+        "with the higher order-averaged probability wins, a tie when the two are within tie_band (or, with "
+        "allow_tie, when the averaged tie probability is the highest). Default: probability with "
+        "LOGPROBS scoring or judge_params.samples > 1, both_orders otherwise.",
+    )
+    tie_band: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="With decision probability: a tie when |p_a - p_b| <= tie_band (0: only an exact tie).",
+    )
+    inconsistent: Literal["tie", "inconclusive"] = Field(
+        default="tie",
+        description="With decision both_orders, what a row whose two orders disagree is: a tie (MT-Bench) or "
+        "inconclusive (evaluatorq).",
+    )
+
+    _coerce = field_validator(
+        "question_field",
+        "response_a_field",
+        "response_b_field",
+        "reference_field",
+        "error_a_field",
+        "error_b_field",
+        mode="before",
+    )(_field_candidates)
+
+    def decision_for(self, judge_params: Any) -> Decision:
+        """The decision rule in force for a judge's ``judge_params`` (the default: probability when the
+        judge gives probabilities, LOGPROBS scoring or repeated samples; else both_orders)."""
+        if self.decision is not None:
+            return self.decision
+        probabilities = judge_params.scoring is ScoringMode.LOGPROBS or judge_params.samples > 1
+        return "probability" if probabilities else "both_orders"
+
+    @property
+    def answer_labels(self) -> list[str]:
+        """The judgment's labels in order: first, second (and tie when allowed)."""
+        labels = [self.labels.first, self.labels.second]
+        return [*labels, self.labels.tie] if self.allow_tie else labels
