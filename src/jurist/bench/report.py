@@ -3,7 +3,8 @@
 ``rows_per_s.png``: warm rows/s per model, one bar per judge and mode; ``tokens_per_s.png``: prompt and
 output tokens/s per (model, judge, mode); with prices (:mod:`jurist.bench.cost`), ``cost_per_million.png``:
 dollars per million judgments per (model, judge, mode), and a ``$/M judgments`` column beside rows/s.
-Every bar carries its number. matplotlib is imported
+With labels (:mod:`jurist.bench.quality`), the accuracy with its 95 % interval, the order consistency and
+the first-shown rate follow. Every bar carries its number. matplotlib is imported
 inside :func:`plot` (the ``bench`` extra), with its file-only backend.
 """
 
@@ -13,6 +14,8 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from jurist.analysis.text import interval_text
 
 COLUMNS = (
     ("model", "model"),
@@ -41,19 +44,33 @@ def lookup(entry: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
+QUALITY_COLUMNS = (
+    ("accuracy [95 % CI]", "quality.accuracy"),
+    ("order consistency", "quality.order_consistency"),
+    ("first shown", "quality.first_shown_rate"),
+)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "–"
+    if isinstance(value, Mapping) and "estimate" in value:  # a share with its interval (bench/quality)
+        return interval_text(value) if value.get("estimate") is not None else "–"
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
     return str(value).replace("|", "\\|")
 
 
 def columns(bench: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The table's columns: with a cost in any measurement, ``$/M judgments`` follows rows/s."""
-    if not any("cost" in e for e in bench.get("results", [])):
-        return COLUMNS
-    return (*COLUMNS[:4], ("$/M judgments", "cost.usd_per_million_judgments"), *COLUMNS[4:])
+    """The table's columns: with a cost in any measurement, ``$/M judgments`` follows rows/s; with labels,
+    the quality columns follow that."""
+    results = bench.get("results", [])
+    head = list(COLUMNS[:4])
+    if any("cost" in e for e in results):
+        head.append(("$/M judgments", "cost.usd_per_million_judgments"))
+    if any("quality" in e for e in results):
+        head += QUALITY_COLUMNS
+    return (*head, *COLUMNS[4:])
 
 
 def price_line(bench: Mapping[str, Any]) -> str | None:
@@ -263,8 +280,14 @@ def summary_lines(bench: Mapping[str, Any]) -> Sequence[str]:
             w = e["warm"]
             cost = e.get("cost")
             priced = f", ${cost['usd_per_million_judgments']:,.2f} per million judgments" if cost else ""
+            quality = e.get("quality")
+            rated = (
+                f", accuracy {interval_text(quality['accuracy'])} on {quality['labelled_rows']} labelled rows"
+                if quality
+                else ""
+            )
             out.append(
                 f"{e['model']} / {e['judge']} / {e['mode']}: {w['rows_per_s']} rows/s, "
-                f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}{priced}"
+                f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}{priced}{rated}"
             )
     return [*out, *cascade_lines(bench)]

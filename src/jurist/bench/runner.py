@@ -7,6 +7,10 @@ optionally one row at a time over the first rows (the batched / one-row ratio), 
 (:func:`jurist.bench.measure.metrics`), the peak memory, and the machine. The model is closed before the next
 loads.
 
+With labels (one per row: ``jurist bench --labels`` or ``--label-column``), each measurement also reports
+the verdicts' quality against them (:mod:`jurist.bench.quality`: accuracy with a 95 % interval, and for
+pairwise judges order consistency, the first-shown rate and both decision rules), from its last warm run.
+
 Modes: ``generation`` (decode the answer under the judge's constraint), ``logprobs`` (read the label
 distribution after one prefill; BOOL, ENUM and INT judgments and pairwise judges), ``reward`` (a reward
 model or classifier, ``reward_judge_params``: one prefill through the engine's pooling path). A judge that a
@@ -21,14 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from jurist.backends import for_label_scores
 from jurist.backends.base import Backend, describe
 from jurist.bench.measure import PeakMemory, metrics, timed
+from jurist.bench.quality import quality, quality_by_group
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
 from jurist.config.models import JudgeConfig
 from jurist.engine.core import Engine
 from jurist.engine.metadata import environment
 from jurist.errors import ConfigError, JuristError
+from jurist.judges.judge import Judge
 
 MODES = ("generation", "logprobs", "reward")
 SCORING = {"generation": "GENERATE", "logprobs": "LOGPROBS"}
@@ -38,7 +45,9 @@ PREFILL_ONLY = ("logprobs", "reward")  # nothing decoded: a valid row is an ok r
 @dataclass(frozen=True)
 class BenchSpec:
     """What to measure: judges (paths, built-in names or configs), models (None: each judge's own), modes,
-    rows (in memory), repeats, cold rows, the one-row loop's rows (0: none), and config overrides."""
+    rows (in memory), repeats, cold rows, the one-row loop's rows (0: none), config overrides, labels (one
+    per row, None for unlabelled rows; None: no quality report) and groups (one name per row: the quality
+    report per group too)."""
 
     judges: Sequence[str | JudgeConfig | Mapping[str, Any]]
     rows: Sequence[Mapping[str, Any]]
@@ -48,6 +57,8 @@ class BenchSpec:
     cold_rows: int = 8
     one_row: int = 0
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    labels: Sequence[Any] | None = None
+    groups: Sequence[Any] | None = None
 
     def check(self) -> None:
         unknown = [m for m in self.modes if m not in MODES]
@@ -57,6 +68,10 @@ class BenchSpec:
             raise ConfigError("no rows to measure")
         if self.repeat < 1:
             raise ConfigError(f"--repeat must be at least 1, got {self.repeat}")
+        if self.labels is not None and len(self.labels) != len(self.rows):
+            raise ConfigError(f"{len(self.labels)} labels for {len(self.rows)} rows: give one label per row")
+        if self.groups is not None and (self.labels is None or len(self.groups) != len(self.rows)):
+            raise ConfigError("groups need labels, and one group name per row")
 
 
 def machine() -> dict[str, Any]:
@@ -140,6 +155,7 @@ class Bench:
             "environment": machine(),
             "settings": {
                 "rows": len(self.spec.rows),
+                "labelled": self.spec.labels is not None,
                 "repeat": self.spec.repeat,
                 "cold_rows": self.spec.cold_rows,
                 "one_row": self.spec.one_row,
@@ -150,7 +166,8 @@ class Bench:
         }
 
     def model(self, model: str | None) -> list[dict[str, Any]]:
-        """Load one model, measure every judge and mode on it, close it."""
+        """Measure every judge and mode on one model: loaded once per engine configuration the measurements
+        need (the lm_head in float32 for those that read label probabilities, as a run would load it)."""
         configs: list[tuple[Any, str, JudgeConfig | JuristError]] = []
         for judge in self.spec.judges:
             for mode in self.spec.modes:
@@ -158,14 +175,29 @@ class Bench:
                     configs.append((judge, mode, self.config(judge, model, mode)))
                 except JuristError as exc:
                     configs.append((judge, mode, exc))
+        loads: dict[bool, list[int]] = {}  # reads label probabilities -> positions in configs
+        for position, (_, _, config) in enumerate(configs):
+            labels = isinstance(config, JudgeConfig) and Judge(config).reads_label_probabilities
+            loads.setdefault(labels, []).append(position)
+        entries: dict[int, dict[str, Any]] = {}
+        for labels, positions in sorted(loads.items()):
+            measured = self.load(model, [configs[p] for p in positions], labels)
+            entries.update(zip(positions, measured, strict=True))
+        return [entries[p] for p in range(len(configs))]
+
+    def load(
+        self, model: str | None, configs: list[tuple[Any, str, JudgeConfig | JuristError]], labels: bool
+    ) -> list[dict[str, Any]]:
+        """Load the model once, measure ``configs`` on it, close it."""
         first = next((c for _, _, c in configs if isinstance(c, JudgeConfig)), None)
         if first is None:
             return [self.refused(judge, model, mode, str(c)) for judge, mode, c in configs]
         label = model or first.inference_config.model.model_name or "default model"
         self.say(f"loading {label}")
+        engine_config = for_label_scores(first.inference_config) if labels else first.inference_config
         with PeakMemory() as memory:
             started = time.perf_counter()
-            backend = self.factory(first.inference_config)
+            backend = self.factory(engine_config)
             load_seconds = time.perf_counter() - started
         self.say(f"loaded {backend.model_id} in {load_seconds:.1f} s")
         out = []
@@ -177,7 +209,11 @@ class Bench:
                     out.append(self.refused(judge, model, mode, str(config)))
                     continue
                 entry = self.measure(backend, config, mode)
-                entry.update(model=backend.model_id, engine=describe(backend).get("engine"))
+                described = describe(backend)
+                entry.update(model=backend.model_id, engine=described.get("engine"))
+                head = described.get("head_dtype") or described.get("label_head_dtype")
+                if head is not None:
+                    entry["head_dtype"] = head
                 entry["load_seconds"] = round(load_seconds, 3)
                 entry["load_peak_rss_mb"] = round(memory.rss_mb, 1)
                 out.append(entry)
@@ -197,6 +233,7 @@ class Bench:
         name = engine.judges[0].name
         where = f"[{self.step}/{self.steps}] {backend.model_id} / {name} / {mode}"
         entry: dict[str, Any] = {"judge": name, "config": config.source, "mode": mode}
+        last: dict[str, Any] = {}
 
         def run(part: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             wrapped.record = type(wrapped.record)()
@@ -206,6 +243,7 @@ class Bench:
                 started = time.perf_counter()
                 outputs = engine.outputs(list(part))
                 seconds = time.perf_counter() - started
+            last["outputs"] = outputs
             after = stats() if before is not None and callable(stats) else None
             cache = (before, after) if before is not None and after is not None else None
             result = metrics(outputs, seconds, wrapped.record, cache, labels_only=mode in PREFILL_ONLY)
@@ -231,6 +269,13 @@ class Bench:
             )
         entry["warm"] = min(runs, key=lambda r: r["seconds"])
         entry["runs"] = runs
+        if spec.labels is not None:
+            judge = engine.judges[0]
+            entry["quality"] = quality(judge, last["outputs"][judge.name], spec.labels)
+            if spec.groups is not None:
+                entry["quality_by_group"] = quality_by_group(
+                    judge, last["outputs"][judge.name], spec.labels, spec.groups
+                )
         if spec.one_row:
             loop_rows = rows[: spec.one_row]
             reset()

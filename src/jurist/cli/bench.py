@@ -27,6 +27,7 @@ from jurist.cli.common import fail, overrides
 from jurist.cli.console import run_console
 from jurist.errors import ConfigError, JuristError
 from jurist.io.opening import open_source
+from jurist.io.readers import read_input
 
 
 def bench(
@@ -81,6 +82,21 @@ def bench(
             help="Cascade: also measure the last stage alone over the same rows (rows/s as a ratio).",
         ),
     ] = True,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="Human labels, one per input row by position (e.g. an LLMBar JSON file): the verdicts' "
+            "accuracy with a 95 % interval (pairwise: order consistency, first-shown rate, both decisions).",
+        ),
+    ] = None,
+    label_column: Annotated[
+        str | None,
+        typer.Option(help="The label column (of --labels, default 'label'; without --labels, of the input)."),
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option(help="With labels: an input column whose values split the quality report.")
+    ] = None,
 ) -> None:
     """Measure judge models: rows/s, tokens/s, parse rate, latency, load and cold time, memory.
 
@@ -127,15 +143,22 @@ def bench(
             measure = partial(_cascade, job)
         else:
             table, _ = open_source(input).read_all()
+            records = table.slice(0, rows).to_pylist()
+            truth = _labels(records, labels, label_column)
+            if by is not None and by not in table.column_names:
+                names = ", ".join(table.column_names)
+                raise ConfigError(f"--by {by!r}: the input has no such column ({names})")
             spec = BenchSpec(
                 judges=list(config or ()),
-                rows=table.slice(0, rows).to_pylist(),
+                rows=records,
                 models=list(model) if model else [None],
                 modes=[m.strip().lower() for m in (modes or "generation").split(",") if m.strip()],
                 repeat=repeat,
                 cold_rows=cold_rows,
                 one_row=one_row_rows if one_row else 0,
                 overrides=settings,
+                labels=truth,
+                groups=[r.get(by) for r in records] if by is not None and truth is not None else None,
             )
             spec.check()
             measure = partial(_judges, spec)
@@ -151,6 +174,25 @@ def bench(
     for line in summary_lines(results):
         typer.echo(line)
     typer.echo("wrote " + ", ".join(str(path) for path in files.values()))
+
+
+def _labels(records: list[dict[str, Any]], labels: Path | None, column: str | None) -> list[Any] | None:
+    """One label per measured row: from the labels file by position, or from the input's own column."""
+    if labels is None:
+        if column is None:
+            return None
+        if records and column not in records[0]:
+            raise ConfigError(f"--label-column {column!r}: the input has no such column")
+        return [r.get(column) for r in records]
+    file_rows = read_input(labels).table
+    name = column or "label"
+    if name not in file_rows.column_names:
+        names = ", ".join(file_rows.column_names)
+        raise ConfigError(f"{labels} has no label column {name!r} (columns: {names})")
+    values: list[Any] = file_rows.column(name).to_pylist()
+    if len(values) < len(records):
+        raise ConfigError(f"{labels} holds {len(values)} labels for {len(records)} measured rows")
+    return values[: len(records)]
 
 
 def _cascade(job: CascadeBench, progress: IO[str] | None) -> dict[str, Any]:

@@ -1,0 +1,122 @@
+"""How good a judge's verdicts are against labels, from the outputs of one bench run.
+
+For every labelled row (a row the judge could not decide counts as wrong, as in ``jurist agree``):
+
+* ``accuracy``: verdicts equal to the label, with a 95 % Wilson score interval; ``decided``: the share of
+  labelled rows with a verdict;
+* pairwise judges: ``order_consistency`` (the share of judged rows whose two orders named the same side),
+  ``first_shown_rate`` (of the orders' verdicts that name a response, the share naming the one shown
+  first: 0.5 for a judge without position bias), ``accuracy_by_order`` (each order's verdict alone,
+  LLMBar's protocol), and where the judge gives probabilities (LOGPROBS scoring, or the vote shares of
+  repeated samples) ``accuracy_by_decision``: the same rows decided by the order-averaged probability and
+  by the rule that both orders agree (:mod:`jurist.judges.pairwise`), whichever decision the judge itself
+  uses, with ``exact_ties`` (rows at exactly ``p_a = 0.5``) and ``distinct_scores``.
+
+Labels are normalized as ``jurist agree`` does (LLMBar's 1/2 -> a/b; yes/no -> booleans). With groups
+(one name per row: a dataset's subsets), :func:`quality_by_group` gives the same report per group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jurist.analysis.audit import proportion
+from jurist.analysis.labels import normalize_labels
+from jurist.judges.judge import Judge
+from jurist.judges.outputs import JudgeOutput
+from jurist.judges.pairwise import ORDERS, PairwiseJudge
+
+CONFIDENCE = 0.95
+
+
+def quality(judge: Judge, outputs: Sequence[JudgeOutput], labels: Sequence[Any]) -> dict[str, Any]:
+    """The quality report of ``outputs`` (one per row, in row order) against ``labels`` (raw, one per row;
+    None for an unlabelled row)."""
+    if len(outputs) != len(labels):
+        raise ValueError(f"{len(outputs)} outputs but {len(labels)} labels")
+    kind = judge.kind
+    pairwise = isinstance(kind, PairwiseJudge)
+    truth = normalize_labels(labels, pairwise)
+    labelled = [i for i, t in enumerate(truth) if t is not None]
+    verdicts = [_verdict(o, pairwise) for o in outputs]
+    report: dict[str, Any] = {
+        "labelled_rows": len(labelled),
+        "accuracy": _share([verdicts[i] == truth[i] for i in labelled]),
+        "decided": _share([verdicts[i] is not None for i in labelled]),
+    }
+    if isinstance(kind, PairwiseJudge):
+        report.update(_pairwise(kind, [outputs[i] for i in labelled], [truth[i] for i in labelled]))
+    return report
+
+
+def quality_by_group(
+    judge: Judge, outputs: Sequence[JudgeOutput], labels: Sequence[Any], groups: Sequence[Any]
+) -> dict[str, dict[str, Any]]:
+    """:func:`quality` per group (``groups``: one name per row), groups in order of first appearance."""
+    if len(groups) != len(outputs):
+        raise ValueError(f"{len(outputs)} outputs but {len(groups)} group names")
+    names = list(dict.fromkeys(str(g) for g in groups))
+    return {
+        name: quality(
+            judge,
+            [o for o, g in zip(outputs, groups, strict=True) if str(g) == name],
+            [t for t, g in zip(labels, groups, strict=True) if str(g) == name],
+        )
+        for name in names
+    }
+
+
+def _verdict(output: JudgeOutput, pairwise: bool) -> Any:
+    if not output.ok:
+        return None
+    value = output.field_values.get("winner" if pairwise else "judgment")
+    return None if value == "inconclusive" else value
+
+
+def _share(flags: Sequence[bool]) -> dict[str, Any]:
+    return proportion(sum(flags), len(flags), CONFIDENCE)
+
+
+def _pairwise(kind: PairwiseJudge, outputs: Sequence[JudgeOutput], truth: Sequence[Any]) -> dict[str, Any]:
+    """Order consistency, the first-shown rate, per-order accuracy and, in LOGPROBS, both decisions."""
+    ok = [(o, t) for o, t in zip(outputs, truth, strict=True) if o.ok]
+    labels = [t for _, t in ok]
+    missing = [False] * (len(truth) - len(ok))  # labelled rows without an ok output count as wrong
+    sides = [{key: _side(kind, key, o.field_values) for key in ORDERS} for o, _ in ok]
+    picks = [kind.picked_first(o.field_values.get(f"{key}_judgment")) for o, _ in ok for key in ORDERS]
+
+    def correct(winners: Sequence[str | None]) -> dict[str, Any]:
+        return _share([w == t for w, t in zip(winners, labels, strict=True)] + missing)
+
+    report: dict[str, Any] = {
+        "order_consistency": _share([s["ab"] == s["ba"] for s in sides]),
+        "first_shown_rate": _share([p for p in picks if p is not None]),
+        "accuracy_by_order": {key: correct([s[key] for s in sides]) for key in ORDERS},
+    }
+    if kind.scores_probability:  # LOGPROBS, or the vote shares of repeated samples
+        report["exact_ties"] = sum(o.extras.get("p_a") == 0.5 for o, _ in ok)
+        report["distinct_scores"] = len({o.extras.get("p_a") for o, _ in ok})
+        if not kind.pair.allow_tie:  # with ties, p_b is not 1 - p_a and is not kept: only the judge's own
+            report["accuracy_by_decision"] = {
+                "probability": correct([_by_probability(kind, o) for o, _ in ok]),
+                "both_orders": correct([s["ab"] if s["ab"] == s["ba"] else None for s in sides]),
+            }
+    return report
+
+
+def _side(kind: PairwiseJudge, key: str, values: Mapping[str, Any]) -> str | None:
+    """The side (a, b, tie) one order's verdict names."""
+    verdict = values.get(f"{key}_judgment")
+    labels = kind.pair.labels
+    table = {
+        "ab": {labels.first: "a", labels.second: "b", labels.tie: "tie"},
+        "ba": {labels.first: "b", labels.second: "a", labels.tie: "tie"},
+    }
+    return table[key].get(verdict) if verdict is not None else None
+
+
+def _by_probability(kind: PairwiseJudge, output: JudgeOutput) -> str | None:
+    """The probability decision's winner from an output's p_a (a judge without a tie label: p_b = 1 - p_a)."""
+    p_a = output.extras.get("p_a")
+    return None if p_a is None else kind.by_probability(float(p_a), 1.0 - float(p_a))
