@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import psutil
@@ -70,6 +71,45 @@ def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
     assert rerun.returncode in (0, 3), rerun.stderr[-3000:]
     assert "resumed after" in rerun.stdout
     ids_once(out, 400)
+
+
+@pytest.mark.engine
+def test_an_engine_process_that_stops_answering_is_reported_as_stalled(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """SIGSTOP on vLLM's engine core: it neither answers nor dies. The watchdog's bound (5 s here) ends the
+    run with exit 2 naming the stall, the committed chunks are kept, and a rerun completes."""
+    config = tmp_path / "judge.yaml"
+    config.write_text(TINY_JUDGE)
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"question": f"What is {i} plus {i}?"}) + "\n" for i in range(200)))
+    out = tmp_path / "out.parquet"
+    args = judge_args(config, data, out, "--model", str(tiny_model_dir), "--chunk-size", "8")
+    bounded = [*args, "--inference_config.engine_params.stall_timeout_s", "5"]
+    run = start(*bounded, env={"VLLM_ENABLE_V1_MULTIPROCESSING": "1"})
+    core = None
+    try:
+        wait_for(lambda: committed_parts(out) >= 2, "two committed chunks", limit=600)
+        core = engine_core(run.pid)
+        assert core is not None, "no EngineCore process"
+        core.send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+        _, err = run.communicate(timeout=120)
+        took = time.monotonic() - stopped
+    finally:
+        if core is not None and core.is_running():
+            core.kill()
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate(timeout=60)
+    assert run.returncode == 2, err[-3000:]
+    assert "stalled: one engine step has not returned in" in err and "stall_timeout_s, is 5 s" in err
+    assert took < 60, f"the run took {took:.0f} s to stop after its engine stopped"
+    assert committed_parts(out) >= 2
+    rerun = jurist(*args, timeout=900)
+    assert rerun.returncode in (0, 3), rerun.stderr[-3000:]
+    assert "resumed after" in rerun.stdout
+    ids_once(out, 200)
 
 
 def pool(on_death: str, die_after: int | None) -> DataParallelBackend:

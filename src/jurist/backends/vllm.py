@@ -54,6 +54,7 @@ from jurist.backends.vllm_params import (
     GPU_MEMORY_SHARE,
     engine_params,
 )
+from jurist.backends.watchdog import Watchdog, child_processes
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
 from jurist.models.resolve import resolve_model
@@ -183,6 +184,7 @@ class VLLMBackend:
         self.stream_window = ep.stream_window or 2 * int(vllm_config.scheduler_config.max_num_seqs)
         self._path = model
         self._revision = config.model.revision
+        self._watchdog = _watchdog(model, ep.stall_timeout_s)
         self._settings = {
             "dtype": str(vllm_config.model_config.dtype).removeprefix("torch."),
             "head_dtype": str(vllm_config.model_config.head_dtype).removeprefix("torch."),
@@ -284,19 +286,18 @@ class VLLMBackend:
 
     def _run(self, prompts: list[Any], params: list[Any]) -> list[Any]:
         """Run prompts to completion; their outputs in prompt order (other requests' outputs are ignored)."""
-        engine = self._llm.llm_engine
         ids = self._submit(prompts, params)
         waiting = set(ids)
         done: dict[str, Any] = {}
         try:
             while waiting:
-                for output in engine.step():
+                for output in self._step():
                     if output.finished and output.request_id in waiting:
                         waiting.discard(output.request_id)
                         done[output.request_id] = output
         finally:
             if waiting:
-                engine.abort_request(list(waiting))
+                self._abort(list(waiting))
         return [done[i] for i in ids]
 
     def stream(self, feed: RequestFeed) -> Iterator[tuple[int, Completion]]:
@@ -305,7 +306,6 @@ class VLLMBackend:
         still in the engine when the stream is closed or fails are aborted."""
         from vllm.inputs import TokensPrompt
 
-        engine = self._llm.llm_engine
         inflight: dict[str, tuple[int, GenerationRequest]] = {}
         try:
             while True:
@@ -331,13 +331,26 @@ class VLLMBackend:
                     if not taken:
                         return
                     continue
-                for output in engine.step():
+                for output in self._step():
                     if output.finished and output.request_id in inflight:
                         key, request = inflight.pop(output.request_id)
                         yield key, completion_from(output, request)
         finally:
             if inflight:
-                engine.abort_request(list(inflight))
+                self._abort(list(inflight))
+
+    def _abort(self, request_ids: list[str]) -> None:
+        """Abort requests still in the engine (not on an engine the watchdog found dead or stalled)."""
+        if self._watchdog is not None and self._watchdog.broken:
+            return
+        self._llm.llm_engine.abort_request(request_ids)
+
+    def _step(self) -> list[Any]:
+        """One engine step, through the watchdog when the engine core runs in a process of its own."""
+        engine = self._llm.llm_engine
+        if self._watchdog is None:
+            return list(engine.step())
+        return list(self._watchdog.call(engine.step))
 
     def describe(self) -> dict[str, Any]:
         """The model as loaded (path, revision, a fingerprint of its weights) and the engine's settings."""
@@ -422,6 +435,9 @@ class VLLMBackend:
 
     def close(self) -> None:
         """Shut the engine down and free its memory (so the next model can load)."""
+        watchdog = getattr(self, "_watchdog", None)
+        if watchdog is not None:
+            watchdog.close()
         llm = getattr(self, "_llm", None)
         if llm is None:
             return
@@ -438,3 +454,11 @@ class VLLMBackend:
                 torch.cuda.empty_cache()
         except ImportError:
             pass
+
+
+def _watchdog(model: str, stall_s: float | None) -> Watchdog | None:
+    """A watchdog on the engine-core process, when vLLM runs one (None when the core is in this process)."""
+    processes = child_processes("EngineCore")
+    if not processes():
+        return None
+    return Watchdog(f"vLLM on {model}", processes, stall_s=stall_s)

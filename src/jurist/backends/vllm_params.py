@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from jurist.backends.placement import vllm_on_cpu
+from jurist.backends.watchdog import DEFAULT_STALL_S
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import ConfigError
@@ -65,6 +66,13 @@ class VLLMEngineParams(StrictModel):
         "label_probabilities: from bfloat16 logits they move in steps of about 1/8 nat and tie), else the "
         "model's dtype (on CPU, vLLM casts the weight to float32 at every decoding step: generating with a "
         "float32 head measured 3.4x slower). float32 or model: always that.",
+    )
+    stall_timeout_s: float | None = Field(
+        default=DEFAULT_STALL_S,
+        gt=0,
+        description="When vLLM's engine core runs in a process of its own (vLLM's default on GPUs): how long "
+        "one engine step may take before the run stops as stalled (exit 2, committed chunks kept); null: "
+        "no bound. A dead engine process stops the run within about a second either way.",
     )
     stream_window: int | None = Field(
         default=None,
