@@ -19,8 +19,10 @@ _NORMAL, _CONTROL = 1, 3  # gguf.TokenType
 
 def _permute(weights: Any, heads: int) -> Any:
     """llama.cpp's permutation of a llama attention q/k weight (transformers' GGUF reader undoes it)."""
-    return weights.reshape(heads, 2, weights.shape[0] // heads // 2, *weights.shape[1:]).swapaxes(1, 2).reshape(
-        weights.shape
+    return (
+        weights.reshape(heads, 2, weights.shape[0] // heads // 2, *weights.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(weights.shape)
     )
 
 
@@ -73,9 +75,13 @@ def write_gguf(
     writer.add_pad_token_id(vocab["<|endoftext|>"])
     writer.add_bos_token_id(vocab["<|endoftext|>"])
     writer.add_add_bos_token(False)
-    writer.add_chat_template(chat_template if chat_template is not None else tokenizer_config["chat_template"])
+    writer.add_chat_template(
+        chat_template if chat_template is not None else tokenizer_config["chat_template"]
+    )
 
-    weights = {k: v.to(torch.float32).numpy() for k, v in load_file(str(model_dir / "model.safetensors")).items()}
+    weights = {
+        k: v.to(torch.float32).numpy() for k, v in load_file(str(model_dir / "model.safetensors")).items()
+    }
     names = {
         "model.embed_tokens.weight": "token_embd.weight",
         "model.norm.weight": "output_norm.weight",

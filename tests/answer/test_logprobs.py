@@ -123,7 +123,9 @@ def test_pairwise_both_orders_rule_under_logprobs() -> None:
     assert row["p.winner"] == "tie" and row["p.position_consistent"] is False
     assert row["p.p_a"] == pytest.approx(0.6)  # the score does not depend on the decision
     row = _pairwise_row(
-        {"decision": "both_orders", "inconsistent": "inconclusive"}, {"A": 0.8, "B": 0.2}, {"A": 0.6, "B": 0.4}
+        {"decision": "both_orders", "inconsistent": "inconclusive"},
+        {"A": 0.8, "B": 0.2},
+        {"A": 0.6, "B": 0.4},
     )
     assert row["p.winner"] == "inconclusive"
 
@@ -138,7 +140,9 @@ def test_pairwise_both_orders_rule_under_logprobs() -> None:
         (0.05, 0.3, 0.6, "b"),  # p_a = 0.35, p_b = 0.65
     ],
 )
-def test_pairwise_probability_decision_and_its_tie_band(band: float, ab: float, ba: float, winner: str) -> None:
+def test_pairwise_probability_decision_and_its_tie_band(
+    band: float, ab: float, ba: float, winner: str
+) -> None:
     row = _pairwise_row({"tie_band": band}, {"A": ab, "B": 1 - ab}, {"A": ba, "B": 1 - ba})
     p_a = (ab + (1 - ba)) / 2
     assert row["p.p_a"] == pytest.approx(p_a)
@@ -147,14 +151,18 @@ def test_pairwise_probability_decision_and_its_tie_band(band: float, ab: float, 
 
 def test_pairwise_probability_decision_with_ties_allowed() -> None:
     # the tie label's averaged probability (0.5) is above p_a (0.3) and p_b (0.2): a tie
-    row = _pairwise_row({"allow_tie": True}, {"A": 0.3, "B": 0.2, "tie": 0.5}, {"A": 0.2, "B": 0.3, "tie": 0.5})
+    row = _pairwise_row(
+        {"allow_tie": True}, {"A": 0.3, "B": 0.2, "tie": 0.5}, {"A": 0.2, "B": 0.3, "tie": 0.5}
+    )
     assert row["p.winner"] == "tie"
-    row = _pairwise_row({"allow_tie": True}, {"A": 0.6, "B": 0.1, "tie": 0.3}, {"A": 0.2, "B": 0.5, "tie": 0.3})
+    row = _pairwise_row(
+        {"allow_tie": True}, {"A": 0.6, "B": 0.1, "tie": 0.3}, {"A": 0.2, "B": 0.5, "tie": 0.3}
+    )
     assert row["p.winner"] == "a"  # p_a = 0.55, p_b = 0.15, p_tie = 0.3
 
 
 def test_pairwise_probability_decision_needs_logprobs() -> None:
-    with pytest.raises(ConfigError, match="decision probability .* needs judge_params.scoring LOGPROBS"):
+    with pytest.raises(ConfigError, match=r"decision probability .* needs judge_params.scoring LOGPROBS"):
         load_judge_config("pairwise/preference", {"pairwise_judge_params.decision": "probability"})
 
 

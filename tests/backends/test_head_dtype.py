@@ -43,12 +43,16 @@ def test_only_vllm_is_told_and_an_explicit_choice_stands() -> None:
         ([GENERATE, LOGPROBS], "float32"),  # one engine shared: a judge that reads labels decides
     ],
 )
-def test_a_run_asks_for_the_float32_head_when_a_judge_reads_labels(judges: list[Any], head: str | None) -> None:
+def test_a_run_asks_for_the_float32_head_when_a_judge_reads_labels(
+    judges: list[Any], head: str | None
+) -> None:
     made: list[InferenceConfig] = []
 
     def factory(config: InferenceConfig) -> Any:
         made.append(config)
-        return ScriptedBackend(['{"judgment": "Yes"}'], labels=lambda r: {"Yes": -0.1, "No": -2.0}, cycle=True)
+        return ScriptedBackend(
+            ['{"judgment": "Yes"}'], labels=lambda r: {"Yes": -0.1, "No": -2.0}, cycle=True
+        )
 
     Engine(judges, backend_factory=factory).run([{"text": "x"}])
     assert len(made) == 1

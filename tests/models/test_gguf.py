@@ -5,6 +5,7 @@ file's path."""
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -112,13 +113,17 @@ def test_a_killed_conversion_leaves_nothing_half_written(
 
 def test_an_unsupported_architecture_is_named(tiny_model_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
     odd = write_gguf(tiny_model_dir, tmp_path / "odd.gguf", architecture="rwkv9")
-    with pytest.raises(BackendError, match=r"GGUF architecture 'rwkv9' is not one transformers converts") as e:
+    with pytest.raises(
+        BackendError, match=r"GGUF architecture 'rwkv9' is not one transformers converts"
+    ) as e:
         gguf_model_path(odd, cache_dir=tmp_path / "cache", progress=lambda _m: None)
     assert "qwen2" in str(e.value) and "llama" in str(e.value)  # the supported ones are listed
     assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")] == []
 
 
-def test_a_file_without_chat_template_is_refused(tiny_model_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+def test_a_file_without_chat_template_is_refused(
+    tiny_model_dir: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
     bare = write_gguf(tiny_model_dir, tmp_path / "bare.gguf", chat_template="")
     with pytest.raises(BackendError, match="holds no chat template"):
         gguf_model_path(bare, cache_dir=tmp_path / "cache", progress=lambda _m: None)
@@ -135,9 +140,11 @@ def test_what_is_not_a_gguf_file_is_named(tmp_path: pathlib.Path) -> None:
         resolve_model(str(tmp_path / "missing.gguf"))
 
 
-def test_names_resolve_to_what_an_engine_loads(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_names_resolve_to_what_an_engine_loads(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("JURIST_CACHE_DIR", str(tmp_path))
-    assert resolve_model("org/some-model") .path == "org/some-model"
+    assert resolve_model("org/some-model").path == "org/some-model"
     with pytest.raises(BackendError, match=r"jurist models fetch qwen2.5-coder-0.5b-instruct"):
         resolve_model("qwen2.5-coder-0.5b-instruct")
 
@@ -145,16 +152,18 @@ def test_names_resolve_to_what_an_engine_loads(tmp_path: pathlib.Path, monkeypat
 @pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")
 def test_judging_from_the_gguf_path_on_vllm(tiny_gguf: pathlib.Path, tmp_path: pathlib.Path) -> None:
     rows = tmp_path / "rows.jsonl"
-    rows.write_text("".join(json.dumps({"question": f"Is {i} odd?", "answer": "yes"}) + "\n" for i in range(6)))
+    rows.write_text(
+        "".join(json.dumps({"question": f"Is {i} odd?", "answer": "yes"}) + "\n" for i in range(6))
+    )
     judge = tmp_path / "judge.yaml"
     judge.write_text(
         "judge_params:\n  prompt_template: 'Q: {question} A: {answer}'\n  judgment_type: BOOL\n"
         "  scoring: LOGPROBS\ninference_config:\n  engine_params: {gpu_memory_utilization: 0.05}\n"
     )
     out = tmp_path / "out.parquet"
-    command = [sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(judge), "-i", str(rows), "-o", str(out),
-               "--model", str(tiny_gguf), "--quiet"]  # fmt: skip
-    env = {**__import__("os").environ, "JURIST_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(judge), "-i", str(rows),
+               "-o", str(out), "--model", str(tiny_gguf), "--quiet"]  # fmt: skip
+    env = {**os.environ, "JURIST_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "converting tiny-model.F32.gguf" in done.stderr  # progress on stderr

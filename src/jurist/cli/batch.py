@@ -23,6 +23,7 @@ from jurist.engine.interrupt import EXIT_INTERRUPTED, Stopped, stop_on_signals, 
 from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError, JuristError
 from jurist.io.lock import OutputLock
+from jurist.models.resolve import prepare_models
 
 logger = logging.getLogger("jurist")
 
@@ -133,6 +134,7 @@ def batch(
             "max_tokens": max_tokens,
             "chunk_size": chunk_size,
         }
+        prepare_models([chat_config.model.model_name])  # a GGUF file converted now, on the terminal
         runner = BatchRun(
             chat,
             served,

@@ -28,6 +28,7 @@ from jurist.cli.console import run_console
 from jurist.errors import ConfigError, JuristError
 from jurist.io.opening import open_source
 from jurist.io.readers import read_input
+from jurist.models.resolve import prepare_models
 
 
 def bench(
@@ -161,6 +162,7 @@ def bench(
                 groups=[r.get(by) for r in records] if by is not None and truth is not None else None,
             )
             spec.check()
+            prepare_models(model or [])  # GGUF files converted now, their progress on the terminal
             measure = partial(_judges, spec)
         output.mkdir(parents=True, exist_ok=True)
     except (JuristError, OSError) as exc:

@@ -62,6 +62,7 @@ from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
+from jurist.models.resolve import prepare_models
 
 logger = logging.getLogger("jurist")
 
@@ -240,6 +241,8 @@ def judge_dataset(
         )
         if emit_batch is not None:  # the requests as a batch file (jurist.batch.emit), nothing judged
             batch_cli.emit_command(spec, emit_batch, scratch)
+        if from_batch_results is None:  # GGUF files converted now, their progress on the terminal
+            prepare_models(c.inference_config.model.model_name for c in configs)
         lock.acquire()  # one writer per output, from here until the run ends: before any model loads
         run_type = Run
         if cascade:  # a cascade calibrates its stages here, so its constraints are checked first

@@ -12,6 +12,7 @@ The engine adapters call :func:`resolve_model` when they load; results name the 
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jurist.errors import BackendError
@@ -27,6 +28,15 @@ class ResolvedModel:
 
     path: str
     label: str
+
+
+def prepare_models(names: Iterable[str | None]) -> None:
+    """Convert now the GGUF files among ``names`` that are not converted yet (catalogued names included),
+    each once: the command line calls this before a run takes over the terminal, so that a conversion's
+    progress shows there and a file that cannot be converted stops the run before anything is judged."""
+    for name in dict.fromkeys(n for n in names if n is not None):
+        if looks_like_gguf(name) or name in CATALOG:
+            resolve_model(name)
 
 
 def resolve_model(name: str | None) -> ResolvedModel:
