@@ -28,19 +28,23 @@ def llmbar_records(n: int) -> list[dict[str, Any]]:
     return list(json.loads(llmbar_source().read_text(encoding="utf-8")))[:n]
 
 
+LLMBAR_SETS = (
+    "Natural",
+    "Adversarial_Neighbor",
+    "Adversarial_GPTInst",
+    "Adversarial_GPTOut",
+    "Adversarial_Manual",
+    "MT-Bench",
+)
+"""Every LLMBar set, in the paper's order: Natural, the four adversarial sets, MT-Bench."""
+
+
 def llmbar_all_pointwise_rows(n: int) -> list[dict[str, str]]:
     """Pointwise rows from every LLMBar set (Natural, the adversarial sets, MT-Bench), the first ``n``:
     every instruction with its first output, then with its second, set by set."""
     folder = llmbar_source().parent
     rows = []
-    for name in (
-        "Natural",
-        "Adversarial_Neighbor",
-        "Adversarial_GPTInst",
-        "Adversarial_GPTOut",
-        "Adversarial_Manual",
-        "MT-Bench",
-    ):
+    for name in LLMBAR_SETS:
         path = folder / f"{name}.json"
         if path.exists():
             records = json.loads(path.read_text(encoding="utf-8"))

@@ -27,16 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, header, llmbar_source
+from common import LLMBAR_SETS, RESULTS, header, llmbar_source
 
-SETS = (
-    "Natural",
-    "Adversarial_Neighbor",
-    "Adversarial_GPTInst",
-    "Adversarial_GPTOut",
-    "Adversarial_Manual",
-    "MT-Bench",
-)
+SETS = LLMBAR_SETS
 MODES = {
     "logprobs": ("logprobs", {}),
     "generation": ("generation", {}),

@@ -30,6 +30,16 @@ inference_config:
 """
 
 
+def tiny_run_args(tiny_model_dir: Path, tmp_path: Path, rows: int) -> tuple[list[str], Path]:
+    """The arguments of a run of ``rows`` rows on the tiny model in chunks of 8, and its output."""
+    config = tmp_path / "judge.yaml"
+    config.write_text(TINY_JUDGE)
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"question": f"What is {i} plus {i}?"}) + "\n" for i in range(rows)))
+    out = tmp_path / "out.parquet"
+    return judge_args(config, data, out, "--model", str(tiny_model_dir), "--chunk-size", "8"), out
+
+
 def engine_core(pid: int) -> psutil.Process | None:
     """vLLM's engine-core process among ``pid``'s descendants."""
     for child in psutil.Process(pid).children(recursive=True):
@@ -45,12 +55,7 @@ def engine_core(pid: int) -> psutil.Process | None:
 def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    config = tmp_path / "judge.yaml"
-    config.write_text(TINY_JUDGE)
-    data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps({"question": f"What is {i} plus {i}?"}) + "\n" for i in range(400)))
-    out = tmp_path / "out.parquet"
-    args = judge_args(config, data, out, "--model", str(tiny_model_dir), "--chunk-size", "8")
+    args, out = tiny_run_args(tiny_model_dir, tmp_path, 400)
     # the engine core in a process of its own, as on GPUs (jurist keeps it in-process on CPU by default)
     run = start(*args, env={"VLLM_ENABLE_V1_MULTIPROCESSING": "1"})
     try:
@@ -79,12 +84,7 @@ def test_an_engine_process_that_stops_answering_is_reported_as_stalled(
 ) -> None:
     """SIGSTOP on vLLM's engine core: it neither answers nor dies. The watchdog's bound (5 s here) ends the
     run with exit 2 naming the stall, the committed chunks are kept, and a rerun completes."""
-    config = tmp_path / "judge.yaml"
-    config.write_text(TINY_JUDGE)
-    data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps({"question": f"What is {i} plus {i}?"}) + "\n" for i in range(200)))
-    out = tmp_path / "out.parquet"
-    args = judge_args(config, data, out, "--model", str(tiny_model_dir), "--chunk-size", "8")
+    args, out = tiny_run_args(tiny_model_dir, tmp_path, 200)
     bounded = [*args, "--inference_config.engine_params.stall_timeout_s", "5"]
     run = start(*bounded, env={"VLLM_ENABLE_V1_MULTIPROCESSING": "1"})
     core = None

@@ -62,19 +62,24 @@ def test_the_qwen_tokenizers_are_the_files_own(name: str) -> None:
     assert rendered.startswith("<|im_start|>system\nYou are Qwen")  # Qwen's template adds its system line
 
 
+def judged_from_file(source: pathlib.Path, out: pathlib.Path, rows: int) -> Any:
+    """``pairwise/preference`` in LOGPROBS on the first ``rows`` LLMBar Natural rows, the model given as the
+    GGUF file's path; the result table."""
+    done = jurist("judge", "dataset", "-c", "pairwise/preference", "-i", str(NATURAL), "-o", str(out),
+                  "--model", str(source), "--judge_params.scoring", "LOGPROBS", "--limit", str(rows),
+                  "--quiet", "--inference_config.engine_params.gpu_memory_utilization", "0.1")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    import pyarrow.parquet as pq
+
+    return pq.read_table(out)
+
+
 @pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")
 def test_the_small_judge_from_its_file_scores_without_ties(tmp_path: pathlib.Path) -> None:
     """The first 30 rows of LLMBar Natural in LOGPROBS from the .gguf path: at most one row at exactly
     p_a = 0.5 (12 of 30 with the head in bfloat16), and the metadata says the head ran in float32."""
-    source = fetched(SMALL)
     out = tmp_path / "small.parquet"
-    done = jurist("judge", "dataset", "-c", "pairwise/preference", "-i", str(NATURAL), "-o", str(out),
-                  "--model", str(source), "--judge_params.scoring", "LOGPROBS", "--limit", "30", "--quiet",
-                  "--inference_config.engine_params.gpu_memory_utilization", "0.1")  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(out)
+    table = judged_from_file(fetched(SMALL), out, 30)
     p_a = table["preference.p_a"].to_pylist()
     assert table["preference.status"].to_pylist() == ["ok"] * 30
     assert sum(p == 0.5 for p in p_a) <= 1 and len(set(p_a)) >= 29
@@ -87,13 +92,6 @@ def test_the_small_judge_from_its_file_scores_without_ties(tmp_path: pathlib.Pat
 @pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")
 def test_the_large_judge_runs_from_its_file(tmp_path: pathlib.Path) -> None:
     source = fetched(LARGE)
-    out = tmp_path / "large.parquet"
-    done = jurist("judge", "dataset", "-c", "pairwise/preference", "-i", str(NATURAL), "-o", str(out),
-                  "--model", str(source), "--judge_params.scoring", "LOGPROBS", "--limit", "4", "--quiet",
-                  "--inference_config.engine_params.gpu_memory_utilization", "0.1")  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(out)
+    table = judged_from_file(source, tmp_path / "large.parquet", 4)
     assert table["preference.status"].to_pylist() == ["ok"] * 4
     assert table["preference.model"].to_pylist() == [str(source)] * 4
