@@ -76,7 +76,10 @@ def write_lines(path: Path, lines: Sequence[dict[str, Any] | str]) -> Path:
 def answer(request: GenerationRequest) -> Completion:
     """A scripted model: JSON for a JSON constraint, per-token log-probabilities when asked for."""
     prompt = sum(len(m.content) for m in request.messages)
-    if request.constraint is not None and request.constraint.json_schema is not None:
+    constraint = request.constraint
+    if constraint is not None and (
+        constraint.json_schema is not None or (constraint.regex or "")[:2] == r"\{"
+    ):
         text = json.dumps({"explanation": "scripted", "judgment": True})
     else:
         text = "yes" if request.logprobs is not None else f"echo {request.messages[-1].content}"

@@ -16,6 +16,7 @@ from lines import EXPECTED_ERRORS, SCHEMA, answer, chat, mixed_lines, write_line
 from typer.testing import CliRunner
 
 from jurist.backends.base import ALL_CONSTRAINT_KINDS, Backend, GenerationRequest
+from jurist.backends.schema_regex import compile_schema
 from jurist.backends.scripted import ScriptedBackend, ScriptedStreamingBackend
 from jurist.batch import BatchRun, Served
 from jurist.batch.reading import BUFFER_IDS, SeenIds
@@ -78,8 +79,9 @@ def test_the_engine_gets_each_body_as_a_generation_request(tmp_path: Path) -> No
     assert plain.max_tokens == 8 and plain.temperature == 0.0 and plain.constraint is None
     assert plain.messages[0].role == "user" and plain.messages[0].content == "Say hello."
     assert schema.max_tokens == 40 and schema.temperature == 1.0  # OpenAI's default temperature
-    assert schema.constraint is not None and schema.constraint.json_schema == SCHEMA
-    assert obj.constraint is not None and obj.constraint.json_schema == {"type": "object"}
+    # each schema as its regex with no free whitespace
+    assert schema.constraint is not None and schema.constraint.regex == compile_schema(SCHEMA).regex
+    assert obj.constraint is not None and obj.constraint.regex == compile_schema({"type": "object"}).regex
     assert logprobs.logprobs == 2 and plain.logprobs is None
 
 
@@ -118,7 +120,7 @@ def test_model_map_sends_mapped_models_and_refuses_others(tmp_path: Path) -> Non
 
 
 def test_an_engine_that_enforces_no_schema_refuses_response_format(tmp_path: Path) -> None:
-    served = Served(None, {}, False, ("regex",))
+    served = Served(None, {}, False, ("choice",))
     out = run(
         ScriptedBackend(answer),
         write_lines(tmp_path / "in.jsonl", mixed_lines()),
@@ -127,6 +129,30 @@ def test_an_engine_that_enforces_no_schema_refuses_response_format(tmp_path: Pat
     )
     assert out[1]["error"]["code"] == out[2]["error"]["code"] == "unsupported_parameter"
     assert out[0]["error"] is None
+
+
+def test_an_engine_of_regexes_only_serves_the_schemas_a_regex_holds(tmp_path: Path) -> None:
+    recursive = {
+        "$defs": {"n": {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}}},
+        "$ref": "#/$defs/n",
+    }
+    lines = [
+        *mixed_lines()[:3],
+        chat(
+            "tree",
+            "x",
+            response_format={"type": "json_schema", "json_schema": {"name": "t", "schema": recursive}},
+        ),
+    ]
+    out = run(
+        ScriptedBackend(answer),
+        write_lines(tmp_path / "in.jsonl", lines),
+        tmp_path / "o.jsonl",
+        Served(None, {}, False, ("regex",)),
+    )
+    assert [line["error"] for line in out[:3]] == [None, None, None]
+    assert out[3]["error"]["code"] == "unsupported_parameter"
+    assert "recursive $ref" in out[3]["error"]["message"]
 
 
 class Embedder:

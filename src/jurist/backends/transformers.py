@@ -64,6 +64,7 @@ from jurist.backends.hf_labels import forward_step, head_for, label_scores
 from jurist.backends.hf_loading import load_pretrained, require_native
 from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf_vocab import token_bytes
+from jurist.backends.schema_regex import compile_schema
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import BackendError, ConfigError
@@ -427,7 +428,9 @@ def _eos_ids(tokenizer_eos: int | None, generation_eos: int | list[int] | None) 
 
 
 def constraint_regex(constraint: Constraint | None) -> str | None:
-    """The full-match regex a constraint stands for: ``regex``, else ``choices``, else ``json_schema``."""
+    """The full-match regex a constraint stands for: ``regex``, else ``choices``, else ``json_schema`` (its
+    exact whitespace-free regex, :func:`jurist.backends.schema_regex.compile_schema`; where there is none,
+    the regex outlines-core derives, one optional space between tokens)."""
     if constraint is None:
         return None
     if constraint.regex is not None:
@@ -437,6 +440,9 @@ def constraint_regex(constraint: Constraint | None) -> str | None:
     if constraint.json_schema is not None:
         from outlines_core.json_schema import build_regex_from_schema  # type: ignore[import-untyped]
 
+        exact = compile_schema(constraint.json_schema).regex
+        if exact is not None:
+            return exact
         regex: str = build_regex_from_schema(json.dumps(dict(constraint.json_schema)), r"[ ]?")
         return regex
     return None

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jurist.backends.base import GenerationRequest
+from jurist.backends.schema_regex import SchemaRegex
 from jurist.batch.requests import EmbeddingRequest, Refused, Served, to_request
 from jurist.batch.shapes import InputLine
 from jurist.errors import InputError
@@ -64,12 +65,14 @@ class SeenIds:
 @dataclass(frozen=True)
 class Line:
     """One non-blank input line: its 1-based number, its ``custom_id`` (None when unreadable), and either
-    the request to run or the refusal (``code``, ``message``)."""
+    the request to run (with how its ``response_format`` schema is enforced, if it has one) or the refusal
+    (``code``, ``message``)."""
 
     number: int
     custom_id: str | None
     request: GenerationRequest | EmbeddingRequest | None = None
     refused: tuple[str, str] | None = None
+    schema: SchemaRegex | None = None
 
 
 class BatchInput:
@@ -154,7 +157,7 @@ def read_line(number: int, raw: bytes, served: Served, seen: SeenIds) -> Line:
         return Line(number, parsed.custom_id, refused=("duplicate_custom_id", message))
     seen.add(parsed.custom_id)
     try:
-        request = to_request(parsed.url, parsed.body, served)
+        request, schema = to_request(parsed.url, parsed.body, served)
     except Refused as exc:
         return Line(number, parsed.custom_id, refused=(exc.code, f"line {number}: {exc.message}"))
-    return Line(number, parsed.custom_id, request=request)
+    return Line(number, parsed.custom_id, request=request, schema=schema)

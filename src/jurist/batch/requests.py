@@ -3,7 +3,10 @@
 * Chat bodies become a :class:`~jurist.backends.base.GenerationRequest`: messages (text content only; a
   ``developer`` message is a system message), ``max_completion_tokens`` / ``max_tokens`` (else the run's
   default), sampling settings, ``stop``, ``seed``, ``logprobs`` / ``top_logprobs``, and ``response_format``
-  as a neutral constraint: ``json_schema`` its schema, ``json_object`` any JSON object.
+  as a constraint: ``json_schema`` its schema, ``json_object`` any JSON object, each as a regex with no
+  free whitespace where the regex holds the schema exactly (:mod:`jurist.backends.schema_regex`, compiled
+  once per distinct schema), else the schema itself for the engine's grammar backend; how each line's
+  schema was enforced comes back beside the request.
 * Embedding bodies become an :class:`EmbeddingRequest` (texts only).
 * What jurist cannot honour is refused, never silently dropped: ``n`` > 1, streaming, tools, images, a
   constraint the engine cannot enforce, a model the run does not serve.
@@ -12,12 +15,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from jurist.backends.base import Constraint, ConstraintKind, GenerationRequest, Message
+from jurist.backends.schema_regex import SchemaConstraints, SchemaRegex
 from jurist.batch.shapes import CHAT_URL, EMBEDDINGS_URL, ChatBody, ChatMessage, EmbeddingBody
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
@@ -45,13 +49,14 @@ class EmbeddingRequest:
 class Served:
     """What a run serves: the chat model's name per requested model (``model_map``; ``model`` for any
     other or none), whether an embedding model is loaded, the constraint kinds the chat engine enforces,
-    and the token bound of a body that gives none."""
+    the token bound of a body that gives none, and the compiled response formats (one per schema)."""
 
     model: str | None
     model_map: Mapping[str, str]
     embeddings: bool
     constraint_kinds: tuple[ConstraintKind, ...]
     default_max_tokens: int = 4096
+    schemas: SchemaConstraints = field(default_factory=SchemaConstraints, compare=False)
 
     def chat_model(self, requested: str | None) -> str:
         """The local model a body's ``model`` runs on (a refusal when the run does not serve it)."""
@@ -72,8 +77,12 @@ def _errors(exc: ValidationError) -> str:
     return "; ".join(f"body.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5])
 
 
-def to_request(url: str, body: Mapping[str, Any], served: Served) -> GenerationRequest | EmbeddingRequest:
-    """The request a line's ``url`` and ``body`` ask for (:class:`Refused` when jurist does not run it)."""
+Request = tuple[GenerationRequest | EmbeddingRequest, SchemaRegex | None]
+
+
+def to_request(url: str, body: Mapping[str, Any], served: Served) -> Request:
+    """The request a line's ``url`` and ``body`` ask for, and how its ``response_format`` schema is
+    enforced (None without one); :class:`Refused` when jurist does not run it."""
     if url == CHAT_URL:
         return chat_request(body, served)
     if url == EMBEDDINGS_URL:
@@ -87,13 +96,14 @@ def to_request(url: str, body: Mapping[str, Any], served: Served) -> GenerationR
         except ValidationError as exc:
             raise Refused("invalid_request", _errors(exc)) from None
         texts = (parsed.input,) if isinstance(parsed.input, str) else tuple(parsed.input)
-        return EmbeddingRequest(texts)
+        return EmbeddingRequest(texts), None
     served_urls = CHAT_URL + (f" and {EMBEDDINGS_URL}" if served.embeddings else "")
     raise Refused("unsupported_url", f"url {url!r} is not served here (served: {served_urls})")
 
 
-def chat_request(body: Mapping[str, Any], served: Served) -> GenerationRequest:
-    """A chat completion body as a :class:`GenerationRequest` (see the module's docstring)."""
+def chat_request(body: Mapping[str, Any], served: Served) -> tuple[GenerationRequest, SchemaRegex | None]:
+    """A chat completion body as a :class:`GenerationRequest` and how its schema is enforced (see the
+    module's docstring)."""
     try:
         parsed = ChatBody.model_validate(body)
     except ValidationError as exc:
@@ -111,7 +121,8 @@ def chat_request(body: Mapping[str, Any], served: Served) -> GenerationRequest:
     if parsed.top_logprobs is not None and not parsed.logprobs:
         raise Refused("invalid_request", "body.top_logprobs needs body.logprobs: true")
     stop = (parsed.stop,) if isinstance(parsed.stop, str) else tuple(parsed.stop or ())
-    return GenerationRequest(
+    constraint, schema = _constraint(parsed, served)
+    request = GenerationRequest(
         messages=tuple(_message(m, i) for i, m in enumerate(parsed.messages)),
         max_tokens=parsed.max_completion_tokens or parsed.max_tokens or served.default_max_tokens,
         temperature=parsed.temperature,
@@ -120,9 +131,10 @@ def chat_request(body: Mapping[str, Any], served: Served) -> GenerationRequest:
         frequency_penalty=parsed.frequency_penalty,
         presence_penalty=parsed.presence_penalty,
         stop=stop,
-        constraint=_constraint(parsed, served.constraint_kinds),
+        constraint=constraint,
         logprobs=(parsed.top_logprobs or 0) if parsed.logprobs else None,
     )
+    return request, schema
 
 
 def _message(message: ChatMessage, index: int) -> Message:
@@ -146,14 +158,21 @@ def _message(message: ChatMessage, index: int) -> Message:
     return Message(role, content or "")  # type: ignore[arg-type]
 
 
-def _constraint(body: ChatBody, kinds: tuple[ConstraintKind, ...]) -> Constraint | None:
+def _constraint(body: ChatBody, served: Served) -> tuple[Constraint | None, SchemaRegex | None]:
     form = body.response_format
     if form is None or form.type == "text":
-        return None
-    if "json_schema" not in kinds:
-        raise Refused("unsupported_parameter", "body.response_format: this engine enforces no JSON schema")
+        return None, None
     if form.type == "json_object":
-        return Constraint(json_schema=ANY_JSON_OBJECT)
-    if form.json_schema is None or form.json_schema.schema_ is None:
+        schema = ANY_JSON_OBJECT
+    elif form.json_schema is None or form.json_schema.schema_ is None:
         raise Refused("invalid_request", "body.response_format.json_schema.schema is required")
-    return Constraint(json_schema=form.json_schema.schema_)
+    else:
+        schema = form.json_schema.schema_
+    constraint, compiled = served.schemas(schema, served.constraint_kinds)
+    if constraint.json_schema is not None and "json_schema" not in served.constraint_kinds:
+        raise Refused(
+            "unsupported_parameter",
+            f"body.response_format: this engine enforces no JSON schema, and no regex holds this one "
+            f"({compiled.fallback})",
+        )
+    return constraint, compiled

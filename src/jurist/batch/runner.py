@@ -50,8 +50,10 @@ class Embedder(Protocol):
 @dataclass
 class BatchSummary:
     """What a batch run did: lines written (``resumed_from`` of them by an earlier run), how many were
-    answered, the error codes, tokens, requests sent to the chat model, and seconds (``load_seconds`` of
-    them loading models)."""
+    answered (``cut`` of them ended by their token bound), the error codes, tokens, requests sent to the
+    chat model, seconds (``load_seconds`` of them loading models), and how the lines' ``response_format``
+    schemas were enforced: ``formats`` counts ``regex`` (no free whitespace) and ``grammar`` (the engine's
+    grammar backend, each line's reason in ``fallbacks``), ``unbounded`` the schema parts left open."""
 
     output: str
     lines: int = 0
@@ -64,6 +66,19 @@ class BatchSummary:
     seconds: float = 0.0
     load_seconds: float = 0.0
     complete: bool = False
+    cut: int = 0
+    formats: Counter[str] = field(default_factory=Counter)
+    fallbacks: Counter[str] = field(default_factory=Counter)
+    unbounded: Counter[str] = field(default_factory=Counter)
+
+    def count_format(self, line: Line) -> None:
+        """Count how ``line``'s response format was enforced (nothing for a line without one)."""
+        if line.schema is None:
+            return
+        self.formats["regex" if line.schema.regex is not None else "grammar"] += 1
+        if line.schema.fallback is not None:
+            self.fallbacks[line.schema.fallback] += 1
+        self.unbounded.update(line.schema.unbounded)
 
     def as_dict(self) -> dict[str, Any]:
         done = self.lines - self.resumed_from
@@ -83,6 +98,13 @@ class BatchSummary:
             if (running := self.seconds - self.load_seconds) > 0
             else None,
             "complete": self.complete,
+            "cut_by_max_tokens": self.cut,
+            "response_formats": {
+                "regex": self.formats["regex"],
+                "grammar": self.formats["grammar"],
+                "fallbacks": dict(self.fallbacks),
+                "unbounded": dict(self.unbounded),
+            },
         }
 
     def text(self) -> str:
@@ -97,6 +119,15 @@ class BatchSummary:
             f"  tokens: {self.prompt_tokens} prompt, {self.completion_tokens} completion; "
             f"{self.sent} requests sent to the model",
         ]
+        if self.cut:
+            lines.append(f"  {self.cut} answers ended at their token bound (finish_reason length)")
+        if self.formats:
+            lines.append(
+                f"  response_format: {self.formats['regex']} lines under a regex with no free whitespace, "
+                f"{self.formats['grammar']} under the engine's grammar backend"
+            )
+            lines += [f"    grammar backend, {n} lines: {why}" for why, n in self.fallbacks.most_common(5)]
+            lines += [f"    left unbounded, {n} lines: {part}" for part, n in self.unbounded.most_common(5)]
         if self.resumed_from:
             lines.append(f"  resumed after {self.resumed_from} lines committed by an earlier run")
         return "\n".join(lines)
@@ -307,6 +338,8 @@ class BatchRun:
                 output = answers.error_line(run_id, number, custom_id, *line.refused)
             elif isinstance(line.request, GenerationRequest):
                 completion = state.completions[index]
+                summary.count_format(line)
+                summary.cut += completion.finish_reason == "length"
                 problem = answers.completion_error(completion)
                 if problem is not None:
                     output = answers.error_line(run_id, number, custom_id, *problem)

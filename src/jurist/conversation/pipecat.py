@@ -20,7 +20,8 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jurist.backends.base import Backend, Completion, Constraint, GenerationRequest, Message
+from jurist.backends.base import Backend, Completion, GenerationRequest, Message
+from jurist.backends.schema_regex import schema_constraint
 
 ROLES = frozenset({"system", "user", "assistant"})
 
@@ -129,7 +130,7 @@ class JuristLLMService:
         messages = _messages(context, system_instruction)
         constraint = None
         if response_schema is not None and "json_schema" in self.backend.constraint_kinds:
-            constraint = Constraint(json_schema=dict(response_schema))
+            constraint, _ = schema_constraint(dict(response_schema), self.backend.constraint_kinds)
         request = GenerationRequest(
             messages=tuple(messages), max_tokens=max_tokens or self.max_tokens, constraint=constraint
         )
