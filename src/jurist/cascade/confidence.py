@@ -15,8 +15,10 @@ pointwise, generated with                 the share of the row's N samples that 
 ========================================  ==================================================================
 
 A row whose output is not ``ok`` has no confidence (None): it is never kept by a threshold. Pointwise
-judges that generate one answer per row and read no label probabilities give no confidence; they are
-refused as a stage (naming both ways to give one).
+judges that generate one answer per row and read no label probabilities give no confidence: such a judge
+may be the last stage of a cascade without ``--abstain`` (which decides every row that reaches it, so
+nothing reads its confidence; its rows' ``confidence`` is null), and is refused as any other stage, or as
+the last with ``--abstain`` (naming both ways to give one).
 """
 
 from __future__ import annotations
@@ -120,9 +122,19 @@ def judgment_of(judge: Judge) -> dict[str, Any]:
     }
 
 
-def check_same_judgment(judges: Sequence[Judge]) -> None:
+def gives_confidence(judge: Judge) -> bool:
+    """Whether the judge gives a confidence as a cascade stage (see the module)."""
+    try:
+        confidence_source(judge)
+    except ConfigError:
+        return False
+    return True
+
+
+def check_same_judgment(judges: Sequence[Judge], *, abstain: bool = False) -> None:
     """Refuse (:class:`ConfigError`, naming the difference) stages whose verdicts differ in kind or labels,
-    and stages that give no confidence."""
+    and stages whose threshold applies (every stage but the last; the last too with ``abstain``) that
+    give no confidence."""
     first = judgment_of(judges[0])
     for number, judge in enumerate(judges[1:], start=2):
         other = judgment_of(judge)
@@ -132,5 +144,10 @@ def check_same_judgment(judges: Sequence[Judge]) -> None:
                     f"cascade stage {number} ({judge.name!r}) does not judge like stage 1 "
                     f"({judges[0].name!r}): {key} {other.get(key)!r} where stage 1 has {first.get(key)!r}"
                 )
-    for judge in judges:
-        confidence_source(judge)
+    for number, judge in enumerate(judges, start=1):
+        if number < len(judges) or abstain:
+            try:
+                confidence_source(judge)
+            except ConfigError as exc:
+                where = "the last stage with --abstain" if number == len(judges) else f"stage {number}"
+                raise ConfigError(f"{where} of the cascade: {exc}") from None

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jurist.cascade.columns import CascadeAssembler, pairwise
-from jurist.cascade.confidence import check_same_judgment, confidence_source
+from jurist.cascade.confidence import check_same_judgment, confidence_source, gives_confidence
 from jurist.cascade.plan import CascadePlan
 from jurist.config.types import InferenceEngine
 from jurist.engine.core import BackendFactory, Engine, JudgeLike
@@ -21,6 +21,7 @@ from jurist.io.results import judge_entry_columns
 from jurist.io.sources import RowSource
 from jurist.judges.judge import Judge
 
+NO_CONFIDENCE = "none: the last stage decides every row that reaches it, so nothing reads a confidence"
 MEMORY_SHARES_AT_MOST = 0.95
 """What the memory shares of a cascade's local vLLM engines may add up to: they stay loaded together."""
 
@@ -44,7 +45,7 @@ class CascadeEngine(Engine):
         names = [j.name for j in self.judges]
         if plan.name in names:
             raise ConfigError(f"a cascade stage may not be named {plan.name!r}: the cascade's columns are")
-        check_same_judgment(self.judges)
+        check_same_judgment(self.judges, abstain=plan.abstain)
         if backend is None and backend_factory is None:
             check_memory_shares(self.judges)
         self.plan = plan
@@ -91,13 +92,13 @@ class CascadeEngine(Engine):
         plan = self.plan
         stages = []
         for number, judge in enumerate(self.judges):
-            source = confidence_source(judge)
+            source = confidence_source(judge) if gives_confidence(judge) else None
             stages.append(
                 {
                     "stage": number + 1,
                     "judge": judge.name,
-                    "confidence": source.name,
-                    "confidence_description": source.description,
+                    "confidence": source.name if source else None,
+                    "confidence_description": source.description if source else NO_CONFIDENCE,
                     "threshold": plan.thresholds[number] if plan.thresholded(number) else None,
                     "decides_all_it_sees": not plan.thresholded(number),
                 }

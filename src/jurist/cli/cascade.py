@@ -137,5 +137,8 @@ def confidence_line(judge: Judge) -> str:
     try:
         source = confidence_source(judge)
     except (ConfigError, JuristError) as exc:
-        return f"as a cascade stage: no confidence ({exc})"
+        return (
+            "as a cascade stage: no confidence; it can be the last stage of a cascade without --abstain "
+            f"(deciding every row that reaches it), no other ({exc})"
+        )
     return f"as a cascade stage: confidence = {source.description} ({source.name})"
