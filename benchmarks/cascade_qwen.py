@@ -1,6 +1,7 @@
 """A real cascade: Qwen2.5-Coder-0.5B in LOGPROBS, then Qwen2.5-Coder-1.5B, on LLMBar, calibrated on labels.
 
-    python benchmarks/cascade_qwen.py [--sets Natural,Adversarial_Neighbor] [--delta 0.1] [--target auto]
+    python benchmarks/cascade_qwen.py [--sets Natural,Adversarial_Neighbor] [--targets 0.5,0.6] \\
+        [--delta 0.1] [--target auto]
 
 The rows are split at random (seed 0) into a calibration half, whose labels the thresholds are chosen on,
 and a test half, on which the kept verdicts' agreement with LLMBar's labels is measured. Both judges are
@@ -18,7 +19,8 @@ and a test half, on which the kept verdicts' agreement with LLMBar's labels is m
    1.5B's own over the same rows in step 1 (the compute saved, measured; loading apart in both), and its
    verdicts' agreement on the test half.
 
-Results: ``benchmarks/results/cascade_qwen.json``.
+Results: ``benchmarks/results/cascade_qwen.json`` (``cascade_qwen.SETS.json`` for other sets), with each
+row's confidence and verdict per stage.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from judge_quality import llmbar_rows
 
 SMALL, LARGE = "small", "large"  # the stages' names
 MODELS = {SMALL: "qwen2.5-coder-0.5b-instruct", LARGE: "qwen2.5-coder-1.5b-instruct"}
-TARGETS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+TARGETS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+DEFAULT_SETS = "Natural,Adversarial_Neighbor"
 COUNTS = (30, 60, 90)  # calibration labels used, besides all of the calibration half
 ENGINE = {"model_max_length": 8192}
 
@@ -92,6 +95,7 @@ def certification(
     calibration: list[int],
     test: list[int],
     delta: float,
+    targets: tuple[float, ...] = TARGETS,
 ) -> list[dict[str, Any]]:
     """Per target and label count: the thresholds calibrated on the first N calibration rows, applied to the
     test rows."""
@@ -100,7 +104,7 @@ def certification(
     (c1, v1, _), (_, v2, _) = stages[SMALL], stages[LARGE]
     correct = {name: [v == t for v, t in zip(s[1], truth, strict=True)] for name, s in stages.items()}
     table = []
-    for target in TARGETS:
+    for target in targets:
         for count in (*(c for c in COUNTS if c < len(calibration)), len(calibration)):
             labelled = calibration[:count]
             try:
@@ -169,14 +173,18 @@ def real_run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", default="Natural,Adversarial_Neighbor")
+    parser.add_argument("--sets", default=DEFAULT_SETS)
+    parser.add_argument("--targets", default=",".join(map(str, TARGETS)), help="Targets of the table.")
     parser.add_argument("--delta", type=float, default=0.1)
     parser.add_argument("--target", default="auto")
     parser.add_argument("--small", default=MODELS[SMALL], help="Stage 1's model ('default': SmolLM2).")
     parser.add_argument("--large", default=MODELS[LARGE], help="Stage 2's model.")
     parser.add_argument("--limit", type=int, default=0, help="Rows per set (0: all).")
-    parser.add_argument("--out", type=Path, default=RESULTS / "cascade_qwen.json")
+    parser.add_argument("--out", type=Path, default=None, help="Default: cascade_qwen[.SETS].json")
     args = parser.parse_args()
+    suffix = "" if args.sets == DEFAULT_SETS else "." + args.sets.replace(",", "+")
+    out = args.out or RESULTS / f"cascade_qwen{suffix}.json"
+    targets = tuple(float(t) for t in args.targets.split(","))
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     MODELS.update({SMALL: args.small, LARGE: args.large})
 
@@ -189,7 +197,7 @@ def main() -> None:
     calibration, test = order[: len(rows) // 2], order[len(rows) // 2 :]
 
     stages = {model: judged(model, rows) for model in (SMALL, LARGE)}
-    table = certification(stages, truth, calibration, test, args.delta)
+    table = certification(stages, truth, calibration, test, args.delta, targets)
     alone = {
         model: {
             "agreement_test": share([stages[model][1][i] == truth[i] for i in test]),
@@ -200,7 +208,7 @@ def main() -> None:
     full = [e for e in table if e.get("labels") == len(calibration) and e.get("certified")]
     if args.target == "auto":
         useful = [e for e in full if (e["stage1_share_test"] or 0) >= 0.2]
-        target = max(e["target"] for e in useful) if useful else min(TARGETS)
+        target = max(e["target"] for e in useful) if useful else min(targets)
     else:
         target = float(args.target)
 
@@ -224,6 +232,10 @@ def main() -> None:
         "delta": args.delta,
         "alone": alone,
         "certification": table,
+        "stage_rows": {  # each row's confidence and verdict per stage, to compute other tables from
+            model: {"id": [r["id"] for r in rows], "confidence": stage_[0], "verdict": stage_[1]}
+            for model, stage_ in stages.items()
+        },
         "real_run": {
             "target": target,
             "cascade": entry.get("cascade"),
@@ -237,7 +249,7 @@ def main() -> None:
             "stdout": run["stdout"].splitlines(),
         },
     }
-    write(results, args.out)
+    write(results, out)
     print(json.dumps({k: v for k, v in results.items() if k != "certification"}, indent=1)[:4000])
 
 
