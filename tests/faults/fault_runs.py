@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,13 +38,33 @@ def setup(tmp_path: Path, count: int, template: str = REMOTE_JUDGE) -> tuple[Pat
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    # PYTHONFAULTHANDLER: a run that hangs can be made to print every thread's stack (see finish())
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    return {**os.environ, "PYTHONPATH": src, "PYTHONFAULTHANDLER": "1"}
 
 
 def jurist(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "jurist", *args], capture_output=True, text=True, timeout=timeout, env=_env()
     )
+
+
+def finish(run: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """The output of a started run once it exits within ``timeout`` seconds. A run still going then is sent
+    SIGABRT, so that Python's fault handler prints every thread's stack, and the test fails with them: a
+    hang is reported with where it hangs."""
+    try:
+        return run.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(run.pid, signal.SIGABRT)
+        try:
+            _, err = run.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            _, err = run.communicate()
+        raise AssertionError(
+            f"the run did not exit within {timeout:g} s; its threads:\n{err[-6000:]}"
+        ) from None
 
 
 def start(*args: str, env: dict[str, str] | None = None, nohup: bool = False) -> subprocess.Popen[str]:

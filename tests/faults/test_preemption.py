@@ -9,7 +9,17 @@ import signal
 from pathlib import Path
 
 import pytest
-from fault_runs import committed_parts, ids_once, judge_args, jurist, setup, start, verdicts, wait_for
+from fault_runs import (
+    committed_parts,
+    finish,
+    ids_once,
+    judge_args,
+    jurist,
+    setup,
+    start,
+    verdicts,
+    wait_for,
+)
 from fault_servers import fault_server
 
 from jurist.engine.interrupt import parse_duration
@@ -28,10 +38,11 @@ def test_a_stop_signal_keeps_the_committed_chunks_and_a_rerun_resumes(
         try:
             wait_for(lambda: committed_parts(out) >= 3, "three committed chunks")
             os.kill(run.pid, signum)
-            _, err = run.communicate(timeout=60)  # the server still holds requests: the run does not wait
+            _, err = finish(run, 60)  # the server still holds requests: the run does not wait
         finally:
             if run.poll() is None:
                 run.kill()
+                run.communicate()
         kept = committed_parts(out)
         assert run.returncode == code, err
         assert f"stopped by {signum.name}: " in err
