@@ -33,13 +33,19 @@ VERDICT = {
 }
 
 
+def _bounds(rng: random.Random, span: int) -> tuple[int | None, int | None]:
+    """A random (low, high) within +-span, low <= high, each side None (unbounded) half the time."""
+    low = rng.choice([None, rng.randint(-span, span)])
+    high = rng.choice([None, rng.randint(-span, span)])
+    if low is not None and high is not None and low > high:
+        low, high = high, low
+    return low, high
+
+
 def test_integer_bounds_match_exact_arithmetic_for_every_candidate() -> None:
     rng = random.Random(0)
     for _ in range(400):
-        low = rng.choice([None, rng.randint(-1500, 1500)])
-        high = rng.choice([None, rng.randint(-1500, 1500)])
-        if low is not None and high is not None and low > high:
-            low, high = high, low
+        low, high = _bounds(rng, 1500)
         pattern = re.compile(integer_regex(low, high))
         for value in range(-2100, 2100):
             inside = (low is None or value >= low) and (high is None or value <= high)
@@ -51,10 +57,7 @@ def test_integer_bounds_match_exact_arithmetic_for_every_candidate() -> None:
 def test_number_bounds_accept_nothing_outside_and_every_plain_decimal_inside() -> None:
     rng = random.Random(1)
     for _ in range(400):
-        low = rng.choice([None, rng.randint(-12, 12)])
-        high = rng.choice([None, rng.randint(-12, 12)])
-        if low is not None and high is not None and low > high:
-            low, high = high, low
+        low, high = _bounds(rng, 12)
         low_open, high_open = rng.random() < 0.5, rng.random() < 0.5
         text = number_regex(low, low_open, high, high_open)
         pattern = re.compile(text) if text else None

@@ -122,13 +122,12 @@ def judgment_of(judge: Judge) -> dict[str, Any]:
     }
 
 
-def gives_confidence(judge: Judge) -> bool:
-    """Whether the judge gives a confidence as a cascade stage (see the module)."""
+def confidence_source_or_none(judge: Judge) -> ConfidenceSource | None:
+    """The confidence a judge gives as a cascade stage, or None for a judge that gives none."""
     try:
-        confidence_source(judge)
+        return confidence_source(judge)
     except ConfigError:
-        return False
-    return True
+        return None
 
 
 def check_same_judgment(judges: Sequence[Judge], *, abstain: bool = False) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jurist.cascade.columns import CascadeAssembler, pairwise
-from jurist.cascade.confidence import check_same_judgment, confidence_source, gives_confidence
+from jurist.cascade.confidence import check_same_judgment, confidence_source_or_none
 from jurist.cascade.plan import CascadePlan
 from jurist.config.types import InferenceEngine
 from jurist.engine.core import BackendFactory, Engine, JudgeLike
@@ -92,7 +92,7 @@ class CascadeEngine(Engine):
         plan = self.plan
         stages = []
         for number, judge in enumerate(self.judges):
-            source = confidence_source(judge) if gives_confidence(judge) else None
+            source = confidence_source_or_none(judge)
             stages.append(
                 {
                     "stage": number + 1,
