@@ -35,7 +35,7 @@ def main() -> None:
     from jurist.backends import create_backend
     from jurist.backends.base import LabelRequest, LabelScores
     from jurist.backends.scripted import ScriptedBackend
-    from jurist.cascade.launch import stage_configs
+    from jurist.config.cascade import stage_configs
     from jurist.config.inference import InferenceConfig
 
     folder = llmbar_source().parent

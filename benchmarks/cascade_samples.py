@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=0.1)
     parser.add_argument("--out", type=Path, default=RESULTS / "cascade_samples.json")
     args = parser.parse_args()
-    from jurist.cascade.launch import stage_configs
+    from jurist.config.cascade import stage_configs
     from jurist.config.loading import load_judge_config
 
     rows = llmbar_labelled_answers(args.pairs)

@@ -105,23 +105,23 @@ def run_calibrated_cascade(
     import tempfile
 
     from jurist.analysis.human import agreement_report, labels_for_table
-    from jurist.cascade.calibrate import CalibrationSettings
-    from jurist.cascade.engine import CascadeRun
-    from jurist.cascade.launch import CascadeSettings, prepare
+    from jurist.config.cascade import CalibrationSettings, CascadeSettings
     from jurist.engine.spec import RunOptions, RunSpec, Selection
     from jurist.io.results import ResultTable
+    from jurist.launch import launch
 
     with tempfile.TemporaryDirectory() as scratch:
         data = Path(scratch) / "rows.jsonl"
         data.write_text("".join(json.dumps(r) + "\n" for r in rows))
         output = Path(scratch) / "out.parquet"
-        spec = RunSpec(tuple(configs), Selection(str(data)), RunOptions(chunk_size=64))
         settings = CascadeSettings(calibration=CalibrationSettings(data, target, delta))
-        engine, batches, notes = prepare(spec, settings, output, backend_factory=backend_factory)
+        spec = RunSpec(tuple(configs), Selection(str(data)), RunOptions(chunk_size=64), cascade=settings)
+        launched = launch(spec, output=output, backend_factory=backend_factory)
+        notes = launched.notes
         try:
-            summary = CascadeRun(spec, engine, output).execute(batches)
+            summary = launched.run(output)
         finally:
-            engine.close()
+            launched.close()
         table = ResultTable.open(output)
         agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
         return CascadeOutcome(

@@ -119,6 +119,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("judges",),
     ("engine",),
     ("cascade", "rag", "conversation", "bench", "api", "jury", "report", "batch"),
+    ("launch",),  # the front door: a run spec and its placement -> engine and batch source
     ("cli",),
     ("__main__",),  # python -m jurist: runs the command line
 )

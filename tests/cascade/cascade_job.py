@@ -12,9 +12,9 @@ from pathlib import Path
 
 from cascade_stages import Stage, factory, stage_config, truth_of
 
-from jurist.cascade.engine import CascadeRun
-from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
+from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
+from jurist.launch import launch
 
 
 def main() -> None:
@@ -25,11 +25,9 @@ def main() -> None:
         "big": Stage("big", truth, lambda c: 1.0, Path(log), int(block) or None, Path(marker)),
     }
     configs = stage_configs([stage_config("small"), stage_config("big")])
-    spec = RunSpec(tuple(configs), Selection(source), RunOptions(chunk_size=10, max_open_chunks=2))
-    engine, batches, _ = prepare(
-        spec, CascadeSettings(thresholds=(0.8,)), Path(output), backend_factory=factory(stages)
-    )
-    summary = CascadeRun(spec, engine, output).execute(batches)
+    options = RunOptions(chunk_size=10, max_open_chunks=2)
+    spec = RunSpec(tuple(configs), Selection(source), options, CascadeSettings(thresholds=(0.8,)))
+    summary = launch(spec, backend_factory=factory(stages)).run(output)
     print(json.dumps(summary.as_dict()))
 
 

@@ -37,6 +37,11 @@ def _uniform(*parts: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+def row_key(first: str, second: str) -> str:
+    """A row's key in the request log: its two responses, in either order."""
+    return hashlib.sha256("\x1f".join(sorted((first, second))).encode()).hexdigest()[:16]
+
+
 def shown(request: LabelRequest) -> tuple[str, str]:
     text = request.messages[-1].content
     first = text.split("[Response A]\n", 1)[1].split("\n\n[Response B]\n", 1)[0]
@@ -55,14 +60,15 @@ class Stage:
         log: Path | None = None,
         block_on_call: int | None = None,
         marker: Path | None = None,
+        stop_on_call: int | None = None,
     ) -> None:
         self.model, self.truth, self.accuracy, self.log = model, truth, accuracy, log
-        self.block_on_call, self.marker = block_on_call, marker
+        self.block_on_call, self.marker, self.stop_on_call = block_on_call, marker, stop_on_call
         self.calls = 0
 
     def scores(self, request: LabelRequest) -> LabelScores:
         first, second = shown(request)
-        key = hashlib.sha256("\x1f".join(sorted((first, second))).encode()).hexdigest()[:16]
+        key = row_key(first, second)
         confidence = 0.5 + 0.5 * _uniform(self.model, key, "confidence")
         right = _uniform(self.model, key, "right") < self.accuracy(confidence)
         first_better = self.truth[first]
@@ -83,6 +89,8 @@ class Stage:
         class Blocking(ScriptedBackend):
             def score_labels(self, requests):  # type: ignore[no-untyped-def]
                 stage.calls += 1
+                if stage.stop_on_call is not None and stage.calls >= stage.stop_on_call:
+                    raise KeyboardInterrupt  # as Ctrl-C: the run stops, its committed chunks kept
                 if stage.block_on_call is not None and stage.calls >= stage.block_on_call:
                     if stage.marker is not None:
                         stage.marker.write_text("blocked")

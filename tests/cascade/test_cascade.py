@@ -11,20 +11,24 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 import yaml
-from cascade_stages import Stage, factory, stage_config, truth_of
+from cascade_stages import Stage, factory, row_key, stage_config, truth_of
 from typer.testing import CliRunner
 
 from jurist.analysis.human import agreement_report, labels_for_table
-from jurist.cascade.calibrate import CalibrationSettings
-from jurist.cascade.engine import CascadeRun
-from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
+from jurist.cascade.engine import CascadeEngine
 from jurist.cli import app
+from jurist.config.cascade import CalibrationSettings, CascadeSettings, stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
+from jurist.engine.summary import RunSummary
+from jurist.errors import JuristError
+from jurist.io.parts import OutputError, parts_dir
 from jurist.io.results import ResultTable
+from jurist.launch import Launch, Placement, launch
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llmbar" / "Natural.json"
@@ -39,14 +43,31 @@ def llmbar(tmp_path: Path) -> Path:
     return target
 
 
-def run_cascade(data: Path, output: Path, settings: CascadeSettings, stages: dict[str, Stage]) -> CascadeRun:
+@dataclass
+class CascadeResult:
+    """A finished cascade run: its launch (spec, engine, notes) and summary."""
+
+    launched: Launch
+    summary: RunSummary
+
+    @property
+    def engine(self) -> CascadeEngine:
+        assert isinstance(self.launched.engine, CascadeEngine)
+        return self.launched.engine
+
+    @property
+    def notes(self) -> list[str]:
+        return self.launched.notes
+
+
+def run_cascade(
+    data: Path, output: Path, settings: CascadeSettings, stages: dict[str, Stage], *, repair: bool = False
+) -> CascadeResult:
     configs = stage_configs([stage_config("small"), stage_config("big")])
-    spec = RunSpec(tuple(configs), Selection(str(data)), RunOptions(chunk_size=10, max_open_chunks=3))
-    engine, batches, notes = prepare(spec, settings, output, backend_factory=factory(stages))
-    run = CascadeRun(spec, engine, output)
-    run.summary = run.execute(batches)  # type: ignore[attr-defined]
-    run.notes = notes  # type: ignore[attr-defined]
-    return run
+    options = RunOptions(chunk_size=10, max_open_chunks=3)
+    spec = RunSpec(tuple(configs), Selection(str(data)), options, cascade=settings)
+    launched = launch(spec, Placement(repair=repair), output=output, backend_factory=factory(stages))
+    return CascadeResult(launched, launched.run(output))
 
 
 def test_a_calibrated_cascade_on_llmbar(llmbar: Path, tmp_path: Path) -> None:
@@ -81,7 +102,7 @@ def test_a_calibrated_cascade_on_llmbar(llmbar: Path, tmp_path: Path) -> None:
     logged = Counter(json.loads(line)["model"] for line in log.read_text().splitlines())
     escalated = sum(r["cascade.stage"] == 2 for r in data)
     assert logged == {"small": 2 * len(rows) * 2, "big": 2 * len(rows) + 2 * escalated}
-    report = run.summary.cascade  # type: ignore[attr-defined]
+    report = run.summary.cascade
     assert [s["decided"] for s in report["stages"]] == [len(rows) - escalated, escalated]
     assert report["stages"][1]["requests"] == 2 * escalated
     # the final columns feed `agree` like any judge's
@@ -91,7 +112,7 @@ def test_a_calibrated_cascade_on_llmbar(llmbar: Path, tmp_path: Path) -> None:
     # a rerun finds the run complete and judges nothing, not even the labelled rows
     before = log.read_text()
     again = run_cascade(llmbar, output, settings, stages)
-    assert again.summary.complete and log.read_text() == before  # type: ignore[attr-defined]
+    assert again.summary.complete and log.read_text() == before
 
 
 def test_hand_thresholds_and_abstaining(llmbar: Path, tmp_path: Path) -> None:
@@ -292,6 +313,57 @@ def test_kill_during_stage_2_then_rerun_judges_no_stage_1_row_again(llmbar: Path
     assert stage2_rerun <= 2 * escalated  # stage 2 judged again only the window it was killed in
 
 
+def test_repair_judges_a_damaged_part_of_a_cascade_again_and_ends_as_an_undisturbed_run(
+    llmbar: Path, tmp_path: Path
+) -> None:
+    rows = json.loads(llmbar.read_text())
+    truth = truth_of(rows)
+    settings = CascadeSettings(thresholds=(0.8,))
+
+    def stages(log: Path, stop_on_call: int | None = None) -> dict[str, Stage]:
+        return {
+            "small": Stage("small", truth, lambda c: c, log),
+            "big": Stage("big", truth, lambda c: 1.0, log, stop_on_call=stop_on_call),
+        }
+
+    alone = tmp_path / "alone.parquet"
+    run_cascade(llmbar, alone, settings, stages(tmp_path / "alone.jsonl"))
+    output, log = tmp_path / "out.parquet", tmp_path / "requests.jsonl"
+    with pytest.raises(KeyboardInterrupt):  # stopped in stage 2 of the second window (chunks 3-5)
+        run_cascade(llmbar, output, settings, stages(log, stop_on_call=2))
+    part = parts_dir(output) / "part-000001.parquet"
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    before = len(log.read_text().splitlines())
+    with pytest.raises(OutputError, match=r"part-000001\.parquet \(rows 10-19\): truncated or unreadable"):
+        run_cascade(llmbar, output, settings, stages(log))
+    assert len(log.read_text().splitlines()) == before  # named before anything was judged
+    repaired = run_cascade(llmbar, output, settings, stages(log), repair=True)
+    assert repaired.summary.resumed_from == 30
+    again = [json.loads(line) for line in log.read_text().splitlines()[before:]]
+    keys = [row_key(str(r["output_1"]), str(r["output_2"])) for r in rows]
+    stage_1 = {r["row"] for r in again if r["model"] == "small"}
+    # the damaged part's rows, and the rows not committed whose stage 1 was not kept beside the run
+    assert stage_1 == {*keys[10:20], *keys[60:]}
+    assert Counter(r["row"] for r in again if r["model"] == "small")[keys[10]] == 2  # both orders, once
+    expected, got = ResultTable.open(alone).table, ResultTable.open(output).table
+    assert got.num_rows == len(rows) and got.column_names == expected.column_names
+    assert got.to_pylist() == expected.to_pylist()  # every column and value of every row
+
+
+def test_a_cascade_refuses_what_it_cannot_run_with_exit_2(llmbar: Path, tmp_path: Path) -> None:
+    configs = stage_configs([stage_config("small"), stage_config("big")])
+    spec = RunSpec(tuple(configs), Selection(str(llmbar)), cascade=CascadeSettings(thresholds=(0.8,)))
+    for placement, named in (
+        (Placement(data_parallel=2), "--data-parallel"),
+        (Placement(ray="local"), "--ray"),
+        (Placement(retry_failed=True), "--retry-failed"),
+    ):
+        with pytest.raises(JuristError, match=f"a cascade runs locally, without {named}"):
+            launch(spec, placement)
+    with pytest.raises(JuristError, match="without --from-batch-results"):
+        launch(replace(spec, answers=llmbar))
+
+
 def test_a_pointwise_cascade(tmp_path: Path) -> None:
     """Yes/no LOGPROBS stages: confidence is the top label's probability; the final judgment is a bool."""
     import math
@@ -324,10 +396,10 @@ def test_a_pointwise_cascade(tmp_path: Path) -> None:
         tuple(stage_configs([config("small"), config("big")])), Selection(str(data)), RunOptions(chunk_size=8)
     )
     settings = CascadeSettings(thresholds=(0.9,))
-    engine, batches, _ = prepare(
-        spec, settings, tmp_path / "o.parquet", backend_factory=lambda c: backends[c.model.model_name or ""]
+    launched = launch(
+        replace(spec, cascade=settings), backend_factory=lambda c: backends[c.model.model_name or ""]
     )
-    CascadeRun(spec, engine, tmp_path / "o.parquet").execute(batches)
+    launched.run(tmp_path / "o.parquet")
     table = ResultTable.open(tmp_path / "o.parquet")
     assert table.judge("cascade").kind == "pointwise"
     assert (

@@ -14,10 +14,9 @@ from cascade_stages import Stage, factory, stage_config, truth_of
 from typer.testing import CliRunner
 
 from jurist.bench.report import markdown, summary_lines
-from jurist.cascade.calibrate import CalibrationSettings
-from jurist.cascade.launch import CascadeSettings
 from jurist.cli import app
 from jurist.cli.cascade_bench import CascadeBench, bench_cascade
+from jurist.config.cascade import CalibrationSettings, CascadeSettings
 from jurist.io.results import ResultTable
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")

@@ -12,12 +12,12 @@ import yaml
 from cascade_stages import Stage, factory, stage_config, truth_of
 from typer.testing import CliRunner
 
-from jurist.cascade.engine import CascadeRun
-from jurist.cascade.launch import prepare, stage_configs
 from jurist.cli import app
 from jurist.cli.cascade import cascade_from_cli
+from jurist.config.cascade import stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.io.results import ResultTable
+from jurist.launch import launch
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llmbar" / "Natural.json"
@@ -44,7 +44,9 @@ def test_a_cascade_file_gives_the_run_the_options_would(
         {"stages": ["small.yaml", stage_config("big")], "thresholds": [0.8], "abstain": False},
     )
     monkeypatch.chdir(tmp_path.parent)  # relative paths are read beside the file, not from here
-    stages, settings = cascade_from_cli([str(cascade)], None, False, None, None, None)
+    found = cascade_from_cli([str(cascade)], None, False, None, None, None)
+    assert found is not None
+    stages, settings = found
     assert stages[0] == str(folder / "small.yaml") and stages[1] == stage_config("big")
     assert settings.thresholds == (0.8,) and settings.calibration is None and not settings.abstain
     truth = truth_of(json.loads((folder / "natural.json").read_text()))
@@ -52,11 +54,13 @@ def test_a_cascade_file_gives_the_run_the_options_would(
     results = []
     for refs in ([str(cascade)], [str(folder / "small.yaml"), str(folder / "big.yaml")]):
         (folder / "big.yaml").write_text(yaml.safe_dump(stage_config("big")))
-        stages, settings = cascade_from_cli(refs, [0.8] if len(refs) == 2 else None, False, None, None, None)
-        spec = RunSpec(tuple(stage_configs(stages)), Selection(str(folder / "natural.json")), RunOptions())
+        given = cascade_from_cli(refs, [0.8] if len(refs) == 2 else None, False, None, None, None)
+        assert given is not None
+        stages, settings = given
+        rows = Selection(str(folder / "natural.json"))
+        spec = RunSpec(tuple(stage_configs(stages)), rows, RunOptions(), cascade=settings)
         output = tmp_path / f"out{len(results)}.parquet"
-        engine, batches, _ = prepare(spec, settings, output, backend_factory=factory(scripted))
-        CascadeRun(spec, engine, output).execute(batches)
+        launch(spec, output=output, backend_factory=factory(scripted)).run(output)
         results.append(ResultTable.open(output).table)
     for column in ("cascade.winner", "cascade.stage", "cascade.confidence"):
         assert results[0][column].to_pylist() == results[1][column].to_pylist()
@@ -67,7 +71,9 @@ def test_calibration_labels_are_read_beside_the_file(folder: Path) -> None:
         folder / "cascade.yaml",
         {"stages": ["small.yaml", "small.yaml"], "calibration": {"labels": "natural.json", "delta": 0.05}},
     )
-    _, settings = cascade_from_cli([str(cascade)], None, False, None, None, None)
+    found = cascade_from_cli([str(cascade)], None, False, None, None, None)
+    assert found is not None
+    _, settings = found
     assert settings.calibration is not None
     assert settings.calibration.labels == folder / "natural.json"
     assert (settings.calibration.target, settings.calibration.delta) == (0.9, 0.05)

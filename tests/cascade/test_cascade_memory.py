@@ -11,8 +11,8 @@ import yaml
 from typer.testing import CliRunner
 
 from jurist.cascade.engine import CascadeEngine
-from jurist.cascade.plan import CascadePlan
 from jurist.cli import app
+from jurist.config.cascade import CascadePlan
 from jurist.errors import ConfigError
 
 

@@ -11,6 +11,7 @@ import random
 import shutil
 import statistics
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,10 @@ from typer.testing import CliRunner
 
 from jurist.backends.base import LabelRequest
 from jurist.backends.scripted import ScriptedBackend
-from jurist.cascade.engine import CascadeRun
-from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
 from jurist.cli import app
+from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
+from jurist.launch import launch
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llmbar" / "Natural.json"
@@ -72,8 +73,7 @@ def yes_no_stage(model: str, truth: dict[str, bool], accuracy: Any) -> ScriptedB
 
 
 def run(spec: RunSpec, settings: CascadeSettings, output: Path, backends: Any) -> None:
-    engine, batches, _ = prepare(spec, settings, output, backend_factory=backends)
-    CascadeRun(spec, engine, output).execute(batches)
+    launch(replace(spec, cascade=settings), output=output, backend_factory=backends).run(output)
 
 
 @pytest.fixture(scope="module")
@@ -233,9 +233,8 @@ def test_estimate_agreement_by_stage_is_ppi_on_right_verdicts_from_the_confidenc
 
 
 def test_agree_leaves_abstained_rows_undecided_and_says_so(cascade: Cascade, tmp_path: Path) -> None:
-    out = tmp_path / "agree.json"
-    text = jurist("agree", cascade.output, *cascade.options, "--json", out).stdout
-    report = json.loads(out.read_text())
+    text = jurist("agree", cascade.output, *cascade.options).stdout
+    report = json.loads(jurist("agree", cascade.output, *cascade.options, "--json").stdout)
     verdicts, truth = cascade.column(cascade.verdict), cascade.truth
     labelled, decided = cascade.labelled_rows(), cascade.labelled_rows("ok")
     right = sum(verdicts[i] == truth[i] for i in labelled)

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from jurist import Engine, ScriptedBackend
+from jurist.batch.results import BatchResults
 from jurist.config.loading import load_judge_config
-from jurist.engine.launch import Placement, start
-from jurist.engine.run import LocalBatches, Run
+from jurist.engine.ray_job import RayBatches
+from jurist.engine.run import LocalBatches, RetryBatches, Run
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
-from jurist.io.parts import OutputError
+from jurist.io.parts import OutputError, read_metadata
+from jurist.launch import Placement, emit, launch
 
 JUDGE = {"name": "j", "judge_params": {"prompt_template": "{question}", "judgment_type": "BOOL"}}
 ANSWER = json.dumps({"judgment": True})
@@ -57,11 +61,47 @@ def test_a_run_of_a_spec_and_run_file_share_a_fingerprint(source: Path, tmp_path
         Engine(JUDGE, ScriptedBackend([ANSWER], cycle=True), chunk_size=5).run_file(source, output, limit=10)
 
 
-def test_launch_chooses_the_batch_source(source: Path) -> None:
+def test_launch_chooses_the_batch_source(source: Path, tmp_path: Path) -> None:
     spec = spec_for(source)
-    engine, batches = start(spec)
-    assert isinstance(batches, LocalBatches) and not batches.retries
-    assert start(spec, Placement(retry_failed=True))[1].retries
+    launched = launch(spec)
+    assert type(launched.batches) is LocalBatches and type(launched.engine) is Engine
+    assert isinstance(launch(spec, Placement(retry_failed=True)).batches, RetryBatches)
+    assert isinstance(launch(spec, Placement(ray="local")).batches, RayBatches)
     with pytest.raises(JuristError, match="without --ray"):
-        start(spec, Placement(ray="local", retry_failed=True))
-    engine.close()
+        launch(spec, Placement(ray="local", retry_failed=True))
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"custom_id": "r0", "response": None, "error": {"message": "x"}}) + "\n")
+    with_answers = replace(spec, answers=answers)
+    assert isinstance(launch(with_answers).engine.shared_backend, BatchResults)
+    for placement in (Placement(ray="local"), Placement(data_parallel=2)):
+        with pytest.raises(JuristError, match="--from-batch-results reads its answers on this machine"):
+            launch(with_answers, placement)
+    with pytest.raises(JuristError, match="--emit-batch writes the requests and judges nothing: drop --ray"):
+        emit(spec, tmp_path / "requests.jsonl", Placement(ray="local"))
+    launched.close()
+
+
+def test_the_fingerprint_comes_from_the_spec_alone(source: Path, tmp_path: Path) -> None:
+    """A spec's fingerprint is what a run records; a batch results file and a cascade's thresholds are in
+    it, and a panel's default quorum is the quorum a panel of that size takes."""
+    spec = spec_for(source, chunk_size=5)
+    output = tmp_path / "out.parquet"
+    Run(spec, Engine.from_spec(spec, ScriptedBackend([ANSWER], cycle=True)), output).execute()
+    identity = spec.rows.open(None).identity()
+    assert read_metadata(output)["fingerprint"] == spec.fingerprint(identity)
+    # the hash results written before the spec held it are stamped with: they still resume
+    options = {"limit": 20, "sample": None, "seed": None, "carry_input": True, "id_column": None}
+    payload = {
+        "judges": [c.model_dump(mode="json") for c in spec.judges],
+        "input": identity,
+        "options": {**options, "panel": None, "calibrations": []},
+    }
+    stamped = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+    assert spec.fingerprint(identity) == stamped
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("{}\n")
+    assert replace(spec, answers=answers).fingerprint(identity) != spec.fingerprint(identity)
+    two = replace(spec, judges=(spec.judges[0], spec.judges[0].model_copy(update={"name": "k"})))
+    panel = replace(two, options=replace(two.options, panel=True))
+    quorum = replace(panel, options=replace(panel.options, quorum=2))
+    assert panel.fingerprint(identity) == quorum.fingerprint(identity)  # two judges: a majority is 2

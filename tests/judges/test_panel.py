@@ -198,16 +198,12 @@ def test_agree_command_on_an_llmbar_style_file(tmp_path: Path) -> None:
     pq.write_table(agree_table(), results)
     labels = tmp_path / "labels.json"
     labels.write_text(json.dumps([{"input": r["question"], "label": r["label"]} for r in AGREE_ROWS]))
-    out = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "jurist", "agree", str(results), "--labels", str(labels), "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    command = [sys.executable, "-m", "jurist", "agree", str(results), "--labels", str(labels)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "accuracy 50.0 %" in done.stdout and "order consistency 75.0 %" in done.stdout
-    assert json.loads(out.read_text())["p"]["cohen_kappa"] == pytest.approx(0.2)
+    as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=120)
+    assert json.loads(as_json.stdout)["p"]["cohen_kappa"] == pytest.approx(0.2)
     assert read_output(results).num_rows == 4
 
 

@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 
 from jurist import Engine, ScriptedBackend, load_judge_config
 from jurist.backends.base import Completion, GenerationRequest, LabelRequest
-from jurist.cascade.engine import CascadeRun
-from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
 from jurist.cli import app
+from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import ConfigError
 from jurist.io.results import ResultTable
+from jurist.launch import launch
 
 SAMPLED = {
     "name": "j",
@@ -165,15 +165,12 @@ def test_a_sampled_generation_stage_in_a_cascade(tmp_path: Path) -> None:
         "judge_params": {"prompt_template": "Is it true? {text}", "scoring": "LOGPROBS"},
         "inference_config": {"model": {"model_name": "big"}},
     }
-    spec = RunSpec(tuple(stage_configs([small, big])), Selection(str(data)), RunOptions(chunk_size=16))
-    output = tmp_path / "out.parquet"
-    engine, batches, _ = prepare(
-        spec,
-        CascadeSettings(thresholds=(0.8,)),
-        output,
-        backend_factory=lambda c: backends[c.model.model_name or ""],
+    configs = tuple(stage_configs([small, big]))
+    spec = RunSpec(
+        configs, Selection(str(data)), RunOptions(chunk_size=16), CascadeSettings(thresholds=(0.8,))
     )
-    CascadeRun(spec, engine, output).execute(batches)
+    output = tmp_path / "out.parquet"
+    launch(spec, backend_factory=lambda c: backends[c.model.model_name or ""]).run(output)
     table = ResultTable.open(output)
     assert table.metadata["cascade"]["stages"][0]["confidence"] == "sample_agreement"
     decided = Counter()

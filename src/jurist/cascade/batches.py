@@ -26,10 +26,10 @@ from jurist.cascade.engine import CascadeEngine
 from jurist.cascade.side import SideStore
 from jurist.engine.cascade_report import cascade_report
 from jurist.engine.plan import chunk_row_ids
-from jurist.engine.run import RunContext
+from jurist.engine.run import BatchSource, RunContext
 from jurist.engine.stream import judge_chunks
 from jurist.engine.summary import JudgeSummary
-from jurist.io.sources import Chunk
+from jurist.io.sources import Chunk, RowSource
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
 
@@ -51,11 +51,10 @@ class _Open:
         return self.chunk.start, self.chunk.num_rows
 
 
-class CascadeBatches:
+class CascadeBatches(BatchSource):
     """The record batches of a cascade run (see the module); the run's engine is a
-    :class:`~jurist.cascade.engine.CascadeEngine`."""
-
-    retries = False
+    :class:`~jurist.cascade.engine.CascadeEngine`. ``--repair`` sends a damaged part's rows through the
+    stages again, as one window."""
 
     def __init__(self, engine: CascadeEngine) -> None:
         self.engine = engine
@@ -81,6 +80,10 @@ class CascadeBatches:
         )
         run.summary.cascade = report
         run.store.metadata["cascade"] = {**engine.describe_plan(), "report": report}
+
+    def rejudge(self, run: RunContext, rows: RowSource) -> Iterator[pa.RecordBatch]:
+        engine = self.engine
+        return self._window(run, engine.assembler(run.source), list(rows.chunks(engine.chunk_size)))
 
     def models(self, run: RunContext) -> dict[str, Any]:
         return self.engine.describe_models()

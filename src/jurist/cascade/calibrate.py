@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +23,13 @@ from jurist.analysis.human import normalize_labels
 from jurist.analysis.selective import ThresholdChoice, calibrate_cascade, check_enough_labels
 from jurist.cascade.confidence import confidence_of, verdict_of
 from jurist.cascade.engine import CascadeEngine
-from jurist.cascade.plan import CascadePlan
+from jurist.config.cascade import CalibrationSettings, CascadePlan
 from jurist.engine.plan import ID_COLUMNS, chunk_row_ids
 from jurist.engine.spec import Selection
 from jurist.engine.stream import judge_chunks
 from jurist.errors import InputError
 from jurist.io.readers import read_input
 from jurist.io.sources import Chunk
-
-
-@dataclass(frozen=True)
-class CalibrationSettings:
-    """``labels``: the labels file; ``target``: the agreement kept verdicts must reach; ``delta``: the
-    chance the guarantee may fail; ``label_column``: the labels file's label column."""
-
-    labels: Path
-    target: float = 0.9
-    delta: float = 0.1
-    label_column: str = "label"
 
 
 def cache_path(output: Path) -> Path:

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jurist.cascade.confidence import JUDGMENT
-from jurist.cascade.plan import CascadePlan
+from jurist.config.cascade import CascadePlan
 from jurist.engine.assemble import Assembler
 from jurist.errors import InputError
 from jurist.judges.columns import ARROW_TYPES, Provenance

@@ -1,6 +1,6 @@
 """The engine of a cascade run: the stage judges, their backends (one per model, made on first use and
-kept, so each stage's model loads once) and the cascade's plan; :class:`CascadeRun` adds the plan to the
-run's fingerprint."""
+kept, so each stage's model loads once) and the cascade's plan (the run's spec holds it, and so its
+fingerprint)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,10 @@ from typing import Any
 
 from jurist.cascade.columns import CascadeAssembler, pairwise
 from jurist.cascade.confidence import check_same_judgment, confidence_source_or_none
-from jurist.cascade.plan import CascadePlan
+from jurist.config.cascade import CascadePlan
 from jurist.config.types import InferenceEngine
 from jurist.engine.core import BackendFactory, Engine, JudgeLike
-from jurist.engine.metadata import fingerprint
 from jurist.engine.plan import backend_key
-from jurist.engine.run import Run
 from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError
 from jurist.io.results import judge_entry_columns
@@ -53,14 +51,13 @@ class CascadeEngine(Engine):
 
     @classmethod
     def for_spec(
-        cls,
-        spec: RunSpec,
-        plan: CascadePlan,
-        backend: Any = None,
-        *,
-        backend_factory: BackendFactory | None = None,
+        cls, spec: RunSpec, backend: Any = None, *, backend_factory: BackendFactory | None = None
     ) -> CascadeEngine:
-        """The cascade engine of a run spec (its judges are the stages, in order)."""
+        """The cascade engine of a run spec (its judges are the stages, in order; ``spec.cascade`` sets the
+        thresholds: before calibration, a plan that keeps nothing)."""
+        if spec.cascade is None:
+            raise ValueError("the spec has no cascade")
+        plan = spec.cascade.plan(spec.names)
         return cls(
             list(spec.judges), plan, backend, backend_factory=backend_factory, **spec.options.as_kwargs()
         )
@@ -131,18 +128,3 @@ def check_memory_shares(judges: Sequence[Judge]) -> None:
             "small first stage and 0.6 for the last)",
             field="inference_config.engine_params.gpu_memory_utilization",
         )
-
-
-class CascadeRun(Run):
-    """A :class:`~jurist.engine.run.Run` whose fingerprint also holds the cascade's plan (its thresholds
-    decide the results), over a :class:`CascadeEngine`."""
-
-    def open(self) -> tuple[RowSource, dict[str, Any], str]:
-        source, options, _ = super().open()
-        engine = self.engine
-        if not isinstance(engine, CascadeEngine):
-            raise TypeError("a CascadeRun runs a CascadeEngine")
-        decisive = {k: v for k, v in options.items() if k != "chunk_size"}
-        decisive["cascade"] = engine.plan.decisive()
-        run_id = fingerprint(engine.judges, source.identity(), decisive)
-        return source, {**options, "cascade": engine.plan.decisive()}, run_id

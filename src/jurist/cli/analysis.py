@@ -16,6 +16,7 @@ from jurist.analysis.human import agreement_report, format_report
 from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map
 from jurist.cli.common import fail, format_info
 from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
+from jurist.cli.options import JsonOpt
 from jurist.engine.summary import num
 from jurist.errors import JuristError
 from jurist.io.parts import read_metadata, running_metadata
@@ -31,9 +32,7 @@ def agree(
     judge: Annotated[
         list[str] | None, typer.Option(help="Only these judges (default: all in the table).")
     ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON here.")
-    ] = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """Agreement of each judge (and the panel) with human labels: accuracy, kappa, order consistency."""
     try:
@@ -43,10 +42,11 @@ def agree(
         report = agreement_report(table, truth, judges=judge, label_map=parse_label_map(label_map))
     except JuristError as exc:
         fail(exc)
-    typer.echo(format_report(report))
-    if json_out is not None:
+    if json_out:
         clean = {j: {k: v for k, v in r.items() if not k.startswith("_")} for j, r in report.items()}
-        json_out.write_text(json.dumps(clean, indent=2, default=str) + "\n")
+        typer.echo(json.dumps(clean, indent=2, default=str))
+    else:
+        typer.echo(format_report(report))
 
 
 def calibrate(
@@ -106,7 +106,7 @@ def info(
     results: Annotated[
         Path, typer.Argument(help="A results file of `jurist judge dataset` (finished or running).")
     ],
-    json_out: Annotated[bool, typer.Option("--json", help="Print the metadata as JSON.")] = False,
+    json_out: JsonOpt = False,
 ) -> None:
     """Where a results file came from: versions, machine, input and options, every judge's config hashes
     and model (path, revision, weights fingerprint), times, and the statuses it holds."""

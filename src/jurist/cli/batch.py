@@ -3,29 +3,22 @@
 from __future__ import annotations
 
 import json
-import logging
-import shutil
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 import yaml
 
 from jurist.backends.base import Backend
-from jurist.batch.emit import emit_batch
 from jurist.batch.requests import Served
-from jurist.batch.results import BatchResults
 from jurist.batch.runner import DEFAULT_CHUNK_SIZE, BatchRun, Embedder
-from jurist.cli.common import EXIT_CRASH, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
-from jurist.cli.console import run_console
+from jurist.cli.common import EXIT_FAILED, fail
+from jurist.cli.harness import run_guarded
+from jurist.cli.options import OverwriteOpt, QuietOpt, SummaryJsonOpt, VerboseOpt
 from jurist.config.inference import InferenceConfig
-from jurist.engine.interrupt import EXIT_INTERRUPTED, Stopped, stop_on_signals, stopped_message
-from jurist.engine.spec import RunSpec
 from jurist.errors import ConfigError, JuristError
 from jurist.io.lock import OutputLock
 from jurist.models.resolve import prepare_models
-
-logger = logging.getLogger("jurist")
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
@@ -78,16 +71,10 @@ def batch(
     chunk_size: Annotated[
         int, typer.Option(min=1, help="Lines per chunk (committed and resumed together).")
     ] = DEFAULT_CHUNK_SIZE,
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace an output that holds another run's lines.")
-    ] = False,
-    summary_json: Annotated[
-        Path | None, typer.Option(help="Also write the run summary as JSON here.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress line.")] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal too.")
-    ] = False,
+    overwrite: OverwriteOpt = False,
+    summary_json: SummaryJsonOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Run every line of an OpenAI batch input file on a local engine; write one output line per input line,
     in input order (a line that cannot run gets an OpenAI-shaped error, never a stopped run).
@@ -150,26 +137,15 @@ def batch(
     except JuristError as exc:
         runner.close()
         fail(exc)
-    log = output.with_name(output.name + ".log") if output.parent.is_dir() else None
-    summary, problem, code = None, None, EXIT_OK
-    with run_console(log, verbose=verbose) as console:
-        try:
-            progress = None if quiet else console.err
-            with stop_on_signals():  # SIGTERM and SIGHUP stop the run as Ctrl-C does
-                summary = runner.run(input, output, overwrite=overwrite, progress=progress)
-        except JuristError as exc:
-            problem, code = f"error: {exc}", EXIT_USAGE
-        except Stopped as exc:
-            problem, code = stopped_message(exc.reason, output), exc.exit_code
-        except KeyboardInterrupt:
-            problem, code = stopped_message("interrupted", output), EXIT_INTERRUPTED
-        except Exception as exc:
-            logger.exception("the batch run failed")
-            where = f" (details in {log})" if log is not None else ""
-            problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
-        finally:
-            runner.close()
-            lock.release()
+    ended = run_guarded(
+        lambda progress: runner.run(input, output, overwrite=overwrite, progress=progress),
+        output=output,
+        lock=lock,
+        close=runner.close,
+        verbose=verbose,
+        quiet=quiet,
+    )
+    summary, problem, code = ended.result, ended.problem, ended.code
     if summary is not None:
         typer.echo(summary.text())
         if summary_json is not None:
@@ -179,22 +155,3 @@ def batch(
     if problem:
         typer.echo(problem, err=True)
     raise typer.Exit(code)
-
-
-# ------------------------------------------------------------------------ jurist judge dataset's options
-def results_backend(path: Path | None) -> BatchResults | None:
-    """``--from-batch-results``: the backend that answers from a batch output file (None without one)."""
-    return None if path is None else BatchResults(path)
-
-
-def emit_command(spec: RunSpec, path: Path, scratch: Path | None) -> NoReturn:
-    """``--emit-batch``: write the requests of a run of ``spec`` as a batch input file, say what was written,
-    and exit (0, or 2 for a bad input or path)."""
-    if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
-    try:
-        emitted = emit_batch(spec, path)
-    except (JuristError, OSError) as exc:
-        fail(exc)
-    typer.echo(emitted.text())
-    raise typer.Exit(EXIT_OK)

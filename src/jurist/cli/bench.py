@@ -118,7 +118,8 @@ def bench(
             raise ConfigError(f"--price-per takes gpu or machine, got {price_per!r}")
         token_prices = parse_token_prices(price_per_million) if price_per_million else (None, None)
         prices = Prices(gpu_hour_price, price_per, gpus, *token_prices)  # type: ignore[arg-type]
-        if cascade:
+        found = cascade_from_cli(cascade, threshold, abstain, target_agreement, delta, calibration_labels)
+        if found is not None:
             given = [name for name, value in (("--config", config), ("--model", model), ("--modes", modes),
                                                ("--one-row", one_row)) if value]  # fmt: skip
             if given:
@@ -126,9 +127,7 @@ def bench(
                     "a cascade is measured as its stage configs say (model, scoring): "
                     f"drop {', '.join(given)}"
                 )
-            stages, cascading = cascade_from_cli(
-                cascade, threshold, abstain, target_agreement, delta, calibration_labels
-            )
+            stages, cascading = found
             job = CascadeBench(
                 stages,
                 input,

@@ -1,5 +1,5 @@
-"""``jurist judge dataset --cascade A.yaml --cascade B.yaml``: the cascade's options and how a cascade run
-is started (its engine, batch source and run type), for :func:`jurist.cli.judging.judge_dataset`."""
+"""``jurist judge dataset --cascade A.yaml --cascade B.yaml`` (and ``jurist bench --cascade``): the cascade's
+options, and the stages and settings they give (:func:`cascade_from_cli`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from jurist.cascade.calibrate import CalibrationSettings
 from jurist.cascade.confidence import confidence_source
-from jurist.cascade.engine import CascadeRun
-from jurist.cascade.launch import CascadeSettings, prepare
-from jurist.config.cascade import read_cascade_file
-from jurist.engine.core import Engine
-from jurist.engine.run import BatchSource
-from jurist.engine.spec import RunSpec
+from jurist.config.cascade import CalibrationSettings, CascadeSettings, read_cascade_file
 from jurist.errors import ConfigError, InputError, JuristError
 from jurist.judges.judge import Judge
 
@@ -72,15 +66,18 @@ LabelsOpt = Annotated[
 
 
 def cascade_from_cli(
-    refs: list[str],
+    refs: list[str] | None,
     thresholds: list[float] | None,
     abstain: bool,
     target: float | None,
     delta: float | None,
     labels: Path | None,
-) -> tuple[list[Any], CascadeSettings]:
+) -> tuple[list[Any], CascadeSettings] | None:
     """The stages and settings of a cascade: ``--cascade`` per stage with the options, or one cascade file
-    (:mod:`jurist.config.cascade`), which then sets thresholds, calibration and abstaining itself."""
+    (:mod:`jurist.config.cascade`), which then sets thresholds, calibration and abstaining itself. None
+    without ``--cascade``."""
+    if not refs:
+        return None
     if len(refs) == 1:
         described = read_cascade_file(refs[0])
         if described is not None:
@@ -113,23 +110,6 @@ def cascade_from_cli(
     delta = DEFAULT_DELTA if delta is None else delta
     calibration = CalibrationSettings(labels, target, delta) if labels is not None else None
     return list(refs), CascadeSettings(tuple(thresholds or ()), calibration, abstain)
-
-
-def start_cascade(
-    spec: RunSpec,
-    settings: CascadeSettings,
-    output: Path | None,
-    *,
-    placement: dict[str, Any],
-) -> tuple[Engine, BatchSource, type[CascadeRun]]:
-    """The engine, batch source and run type of a cascade run; notes from calibration go to stderr."""
-    used = [name for name, value in placement.items() if value]
-    if used:
-        raise InputError(f"a cascade runs locally, without {', '.join(used)}")
-    engine, batches, notes = prepare(spec, settings, output)
-    for note in notes:
-        typer.echo(note, err=True)
-    return engine, batches, CascadeRun
 
 
 def confidence_line(judge: Judge) -> str:

@@ -1,6 +1,6 @@
-"""``jurist bench --cascade A.yaml --cascade B.yaml``: a cascade measured like any judge, on the real cascade
-code path (:func:`jurist.cascade.launch.prepare` and :class:`~jurist.cascade.engine.CascadeRun`), and its
-last stage measured alone over the same rows.
+"""``jurist bench --cascade A.yaml --cascade B.yaml``: a cascade measured like any judge, through the front
+door ``jurist judge dataset`` uses (:func:`jurist.launch.launch`, each run a :meth:`~jurist.launch.Launch.run`
+on the same loaded stages), and its last stage measured alone over the same rows.
 
 The stages' models are loaded first (timed, with the peak memory), after calibration when thresholds are
 calibrated (its seconds, loading apart, are recorded). A cold run over the first ``cold_rows`` rows (its
@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,8 +25,9 @@ from jurist.backends.base import Backend, describe
 from jurist.bench.cascaded import agreement, compare, names, stage_figures, stage_mode, table_counts
 from jurist.bench.measure import PeakMemory, Record, Timed, figures, timed
 from jurist.bench.runner import PREFILL_ONLY, Bench, BenchSpec, machine
-from jurist.cascade.engine import CascadeEngine, CascadeRun, check_memory_shares
-from jurist.cascade.launch import CascadeSettings, prepare, stage_configs
+from jurist.cascade.batches import CascadeBatches
+from jurist.cascade.engine import CascadeEngine, check_memory_shares
+from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.config.inference import InferenceConfig
 from jurist.engine.core import BackendFactory
 from jurist.engine.spec import RunOptions, RunSpec, Selection
@@ -34,6 +35,7 @@ from jurist.errors import ConfigError
 from jurist.io.opening import open_source
 from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge
+from jurist.launch import Launch, launch
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ def bench_cascade(
     rows = open_source(job.input).read_all()[0].slice(0, job.rows).to_pylist()
     count = len(rows)
     options = RunOptions(chunk_size=max(count, 1))
-    spec = RunSpec(tuple(configs), Selection(job.input, limit=job.rows), options)
+    spec = RunSpec(tuple(configs), Selection(job.input, limit=job.rows), options, cascade=job.settings)
     if backend_factory is None:  # jurist's own backends: the stages' engines must fit one device together
         check_memory_shares([Judge.from_config(c) for c in configs])
     stages = _Stages(backend_factory)
@@ -133,8 +135,10 @@ def bench_cascade(
         )
         with PeakMemory() as memory:
             started = time.perf_counter()
-            engine, _, notes = prepare(spec, job.settings, None, backend_factory=stages)  # no cache: timed
+            launched = launch(spec, backend_factory=stages)  # no output, so no calibration cache: timed
             preparing = time.perf_counter() - started
+            engine, notes = launched.engine, launched.notes
+            assert isinstance(engine, CascadeEngine)
             calibration_seconds = preparing - engine.load_seconds
             try:
                 for judge in engine.judges:  # every stage's model loads now, not inside a timed run
@@ -147,7 +151,7 @@ def bench_cascade(
         for note in notes:
             say(note)
         try:
-            entry = _measure(job, spec, engine, stages, modes, say)
+            entry = _measure(job, launched, engine, stages, modes, say)
         finally:
             engine.close()
         entry["load_seconds"] = round(engine.load_seconds, 3)
@@ -198,15 +202,14 @@ def bench_cascade(
 
 def _measure(
     job: CascadeBench,
-    spec: RunSpec,
+    launched: Launch,
     engine: CascadeEngine,
     stages: _Stages,
     modes: Sequence[str],
     say: Callable[[str], None],
 ) -> dict[str, Any]:
-    """The cold run, the warm runs and the cascade's entry."""
-    from jurist.cascade.batches import CascadeBatches
-
+    """The cold run, the warm runs and the cascade's entry (each run the launched one, over its rows)."""
+    spec = launched.spec
     labels_only = all(m in PREFILL_ONLY for m in modes)
     judges = [j.name for j in engine.judges]
     cascade = engine.plan.name
@@ -216,7 +219,8 @@ def _measure(
         stages.reset()
         before = stages.cache()
         with PeakMemory() as memory:
-            summary = CascadeRun(part, engine, output, overwrite=True).execute(CascadeBatches(engine))
+            again = replace(launched, spec=part, batches=CascadeBatches(engine))
+            summary = again.run(output, overwrite=True)
         after = stages.cache()
         table = ResultTable.open(output)
         verdict = table.judge(cascade).verdict
@@ -233,7 +237,7 @@ def _measure(
     cold_rows = max(1, min(job.cold_rows, job.rows))
     say(f"cascade: cold run of {cold_rows} rows")
     with tempfile.TemporaryDirectory() as scratch:
-        cold_spec = RunSpec(spec.judges, Selection(job.input, limit=cold_rows), spec.options)
+        cold_spec = replace(spec, rows=Selection(job.input, limit=cold_rows))
         cold, _, _ = run(cold_spec, Path(scratch) / "cold.parquet")
     runs: list[tuple[dict[str, Any], dict[str, Any], ResultTable]] = []
     for number in range(job.repeat):

@@ -7,16 +7,15 @@ import logging
 import shutil
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.backends import check_engine_params
-from jurist.cascade.launch import stage_configs
-from jurist.cli import batch as batch_cli
 from jurist.cli.cascade import (
     AbstainOpt,
     CascadeOpt,
@@ -27,10 +26,8 @@ from jurist.cli.cascade import (
     ThresholdOpt,
     cascade_from_cli,
     confidence_line,
-    start_cascade,
 )
 from jurist.cli.common import (
-    EXIT_CRASH,
     EXIT_OK,
     EXIT_USAGE,
     ConfigOpt,
@@ -40,28 +37,56 @@ from jurist.cli.common import (
     overrides,
     run_report,
 )
-from jurist.cli.console import run_console
+from jurist.cli.harness import Ended, run_guarded
+from jurist.cli.options import (
+    CalibrationOpt,
+    CarryOpt,
+    ChunkSizeOpt,
+    CriteriaOpt,
+    DataParallelOpt,
+    DatasetOpt,
+    EmitBatchOpt,
+    EngineOpt,
+    FromBatchResultsOpt,
+    IdColumnOpt,
+    InputFormatOpt,
+    KeepOpt,
+    KeptOpt,
+    LimitOpt,
+    MaxFailureRateOpt,
+    MaxRuntimeOpt,
+    ModelOpt,
+    OverwriteOpt,
+    PanelOpt,
+    QuietOpt,
+    QuorumOpt,
+    RawOpt,
+    RayOpt,
+    RepairOpt,
+    ResultsOpt,
+    RetryFailedOpt,
+    SampleOpt,
+    SeedOpt,
+    SummaryJsonOpt,
+    VerboseOpt,
+    WorkerDeathOpt,
+)
+from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.config.templates import MissingValue
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
-from jurist.engine.interrupt import (
-    EXIT_INTERRUPTED,
-    Stopped,
-    parse_duration,
-    stop_on_signals,
-    stopped_message,
-)
-from jurist.engine.launch import Placement, start
+from jurist.engine.interrupt import parse_duration
 from jurist.engine.preflight import check_constraints, worker_death
-from jurist.engine.run import Run
 from jurist.engine.spec import RunOptions, RunSpec, Selection
+from jurist.engine.summary import RunSummary
 from jurist.errors import JuristError
 from jurist.io.lock import OutputLock
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
+from jurist.launch import Placement, emit, launch
 from jurist.models.resolve import prepare_models
 
 logger = logging.getLogger("jurist")
@@ -69,128 +94,44 @@ logger = logging.getLogger("jurist")
 
 def judge_dataset(
     ctx: typer.Context,
-    input: Annotated[
-        str,
-        typer.Option(
-            "--input",
-            "-i",
-            help="Dataset: .jsonl (also .gz/.zst/.bz2), .json, .csv/.tsv, .parquet, .arrow, a Hugging Face "
-            "dataset folder, or - for JSONL on stdin.",
-        ),
-    ],
+    input: DatasetOpt,
     config: OptionalConfigOpt = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Results: .parquet, .arrow/.feather, .jsonl (none: print them as a table)"
-        ),
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Model for every judge (HF id or local folder).")] = None,
-    engine: Annotated[
-        str | None,
-        typer.Option(help="VLLM, NATIVE, REMOTE_VLLM or OPENAI (or an Oumi engine name: ANTHROPIC, ...)."),
-    ] = None,
-    raw: Annotated[
-        bool, typer.Option("--raw", help="Without --output: show each judge's raw answer in the table too.")
-    ] = False,
-    input_format: Annotated[
-        str | None, typer.Option(help="The input's format, when its name does not say.")
-    ] = None,
-    criteria: Annotated[
-        Path | None,
-        typer.Option(
-            help="Criteria (one per line, or a JSON/YAML list): judge each conversation of the input's "
-            "messages column against each, one output row per pair (judge conversation/criterion)."
-        ),
-    ] = None,
-    limit: Annotated[int | None, typer.Option(help="Judge only the first N rows.")] = None,
-    sample: Annotated[int | None, typer.Option(help="Judge a uniform random sample of N rows.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
-    chunk_size: Annotated[
-        int | None, typer.Option(help="Rows per chunk (planned, written and resumed together).")
-    ] = None,
-    id_column: Annotated[str | None, typer.Option(help="Input column that identifies rows.")] = None,
-    carry: Annotated[bool, typer.Option(help="Copy the input columns into the output.")] = True,
-    panel: Annotated[
-        bool, typer.Option(help="Combine the judges as a panel (plurality, mean, agreement).")
-    ] = False,
-    quorum: Annotated[int | None, typer.Option(help="Fewest usable verdicts for a panel row.")] = None,
-    calibration: Annotated[
-        list[Path] | None,
-        typer.Option(help="A calibration file from `jurist calibrate` (adds <judge>.calibrated)."),
-    ] = None,
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace an output that holds another run's results.")
-    ] = False,
-    retry_failed: Annotated[
-        bool, typer.Option(help="Re-judge only the rows whose status is not ok, in a finished output.")
-    ] = False,
-    repair: Annotated[
-        bool,
-        typer.Option(help="On resume, judge again only the rows of damaged committed parts (see the error)."),
-    ] = False,
-    max_failure_rate: Annotated[
-        float,
-        typer.Option(
-            help="Exit 3 when more than this share of outputs is not ok (default: only when none is)."
-        ),
-    ] = 1.0,
-    summary_json: Annotated[
-        Path | None, typer.Option(help="Also write the run summary as JSON here.")
-    ] = None,
-    keep: Annotated[
-        list[str] | None,
-        typer.Option(help="Also write the rows that pass this predicate (and the gates of `jurist filter`)."),
-    ] = None,
-    kept: Annotated[
-        Path | None, typer.Option(help="Where --keep writes (default <output>.kept.<ext>).")
-    ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress line (the summary stays).")
-    ] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal too.")
-    ] = False,
-    data_parallel: Annotated[
-        int | None,
-        typer.Option(
-            min=1, help="Engine processes, one per GPU (or share of the cores); with --ray, actors."
-        ),
-    ] = None,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            help="Run on Ray: 'local' starts a local instance, 'auto' joins this machine's cluster, or a "
-            "cluster address (needs the ray extra)."
-        ),
-    ] = None,
+    output: ResultsOpt = None,
+    model: ModelOpt = None,
+    engine: EngineOpt = None,
+    raw: RawOpt = False,
+    input_format: InputFormatOpt = None,
+    criteria: CriteriaOpt = None,
+    limit: LimitOpt = None,
+    sample: SampleOpt = None,
+    seed: SeedOpt = 0,
+    chunk_size: ChunkSizeOpt = None,
+    id_column: IdColumnOpt = None,
+    carry: CarryOpt = True,
+    panel: PanelOpt = False,
+    quorum: QuorumOpt = None,
+    calibration: CalibrationOpt = None,
+    overwrite: OverwriteOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    repair: RepairOpt = False,
+    max_failure_rate: MaxFailureRateOpt = 1.0,
+    summary_json: SummaryJsonOpt = None,
+    keep: KeepOpt = None,
+    kept: KeptOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    data_parallel: DataParallelOpt = None,
+    ray: RayOpt = None,
     cascade: CascadeOpt = None,
     threshold: ThresholdOpt = None,
     abstain: AbstainOpt = False,
     target_agreement: TargetOpt = None,
     delta: DeltaOpt = None,
     calibration_labels: LabelsOpt = None,
-    on_worker_death: Annotated[
-        str,
-        typer.Option(
-            help="With --data-parallel: 'stop' the run when an engine process dies (committed chunks kept), "
-            "or 'continue' with the engines left."
-        ),
-    ] = "stop",
-    max_runtime: Annotated[
-        str | None,
-        typer.Option(
-            help="Stop after this long (3h30m, 90m, 45s), keeping the committed chunks, and exit 124; a "
-            "rerun resumes. Set it under a scheduler's time limit."
-        ),
-    ] = None,
-    emit_batch: Annotated[
-        Path | None,
-        typer.Option(help="Write the requests as an OpenAI batch file (.jsonl) instead of judging."),
-    ] = None,
-    from_batch_results: Annotated[
-        Path | None, typer.Option(help="Answer from an OpenAI batch output file instead of a model.")
-    ] = None,
+    on_worker_death: WorkerDeathOpt = "stop",
+    max_runtime: MaxRuntimeOpt = None,
+    emit_batch: EmitBatchOpt = None,
+    from_batch_results: FromBatchResultsOpt = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
@@ -200,109 +141,122 @@ def judge_dataset(
     --max-runtime reached (each keeps the committed chunks: rerun to resume). Without --output the results
     are printed as a table (as `oumi judge dataset` does) and not kept.
     """
-    scratch = None
-    if output is None:
-        if keep or kept or retry_failed:
-            fail(JuristError("--keep, --kept and --retry-failed need --output"))
-        scratch = Path(tempfile.mkdtemp(prefix="jurist-"))
-        output = scratch / "results.parquet"
-    lock = OutputLock(output)
+    if output is None and (keep or kept or retry_failed):
+        fail(JuristError("--keep, --kept and --retry-failed need --output"))
+    scratch = Path(tempfile.mkdtemp(prefix="jurist-")) if output is None else None
+    target = output or Path(str(scratch)) / "results.parquet"
+    lock = OutputLock(target)
     try:
         runtime = parse_duration(max_runtime) if max_runtime is not None else None
-        on_death = worker_death(on_worker_death)
+        placement = Placement(data_parallel, ray, worker_death(on_worker_death), retry_failed, repair)
+        options = RunOptions(chunk_size, carry, id_column if criteria is None else None, panel, quorum)
+        options = replace(options, calibrations=tuple(Calibration.load(p) for p in calibration or []))
+        cascading = cascade_from_cli(cascade, threshold, abstain, target_agreement, delta, calibration_labels)
+        data = input if criteria is None else conversations(input, criteria, input_format, id_column)
+        rows = Selection(data, input_format, limit, sample, seed)
         settings = overrides(ctx, model, engine)
-        if not config and not cascade:
-            raise JuristError("give a judge: --config (or --cascade per stage)")
-        refs = config or []
-        if cascade:
-            stages, cascading = cascade_from_cli(
-                cascade, threshold, abstain, target_agreement, delta, calibration_labels
-            )
-            configs = stage_configs(stages, settings)
-        else:
-            configs = [load_judge_config(r, settings) for r in refs]
-        for cfg in configs:
-            check_engine_params(cfg.inference_config)
-        calibrations = [Calibration.load(path) for path in calibration or []]
-        data: object = input
-        if criteria is not None:  # conversations x criteria: one row per pair
-            data = conversation_source(input, criteria, input_format=input_format, id_column=id_column)
-        spec = RunSpec(
-            tuple(configs),
-            Selection(data, input_format, limit, sample, seed),
-            RunOptions(
-                chunk_size=chunk_size,
-                carry_input=carry,
-                id_column=id_column if criteria is None else None,
-                panel=panel,
-                quorum=quorum,
-                calibrations=tuple(calibrations),
-            ),
-        )
+        spec = dataset_spec(settings, config, cascading, rows, options, from_batch_results)
         if emit_batch is not None:  # the requests as a batch file (jurist.batch.emit), nothing judged
-            batch_cli.emit_command(spec, emit_batch, scratch)
-        if from_batch_results is None:  # GGUF files converted now, their progress on the terminal
-            prepare_models(c.inference_config.model.model_name for c in configs)
+            emit_and_exit(spec, emit_batch, placement, scratch)
+        if spec.answers is None:  # GGUF files converted now, their progress on the terminal
+            prepare_models(c.inference_config.model.model_name for c in spec.judges)
         lock.acquire()  # one writer per output, from here until the run ends: before any model loads
-        run_type = Run
-        if cascade:  # a cascade calibrates its stages here, so its constraints are checked first
-            check_constraints([Judge(c) for c in configs])
-            local_only = {"--data-parallel": data_parallel, "--ray": ray, "--retry-failed": retry_failed}
-            runner, batches, run_type = start_cascade(spec, cascading, output, placement=local_only)
-        else:
-            runner, batches = start(spec, Placement(data_parallel, ray, retry_failed, on_death))
-            if from_batch_results is not None:  # answers from a batch results file (jurist.batch.results)
-                runner = Engine.from_spec(spec, batch_cli.results_backend(from_batch_results))
+        launched = launch(spec, placement, output=target)
     except JuristError as exc:
         lock.release()
         fail(exc)
-    log = output.with_name(output.name + ".log") if output.parent.is_dir() and scratch is None else None
-    summary, problem, code = None, None, EXIT_OK
-    with run_console(log, verbose=verbose) as console:
-        try:
-            progress = None if quiet else console.err
-            run = run_type(
-                spec, runner, output, overwrite=overwrite, progress=progress, repair=repair, lock=lock
-            )
-            with stop_on_signals(runtime, label=max_runtime):  # SIGTERM, SIGHUP, --max-runtime: as Ctrl-C
-                summary = run.execute(batches)
-        except JuristError as exc:
-            problem, code = f"error: {exc}", EXIT_USAGE
-        except Stopped as exc:
-            problem, code = stopped_message(exc.reason, None if scratch else output), exc.exit_code
-        except KeyboardInterrupt:
-            problem, code = stopped_message("interrupted", None if scratch else output), EXIT_INTERRUPTED
-        except Exception as exc:
-            logger.exception("the run failed")
-            where = f" (details in {log})" if log is not None else ""
-            problem, code = f"error: {type(exc).__name__}: {exc}{where}", EXIT_CRASH
-        finally:
-            runner.close()
-            lock.release()
+    for note in launched.notes:
+        typer.echo(note, err=True)
+    ended = run_guarded(
+        lambda progress: launched.run(target, overwrite=overwrite, progress=progress, lock=lock),
+        output=target,
+        lock=lock,
+        close=launched.close,
+        verbose=verbose,
+        quiet=quiet,
+        kept=scratch is None,
+        runtime=runtime,
+        runtime_label=max_runtime,
+    )
+    shown = [*launched.spec.names, *(["cascade"] if cascade else [])]
+    code = finish_dataset(ended, target, scratch, shown, raw, summary_json, max_failure_rate, keep, kept)
+    raise typer.Exit(code)
+
+
+def conversations(data: str, criteria: Path, input_format: str | None, id_column: str | None) -> Any:
+    """``--criteria``: each conversation of the input against each criterion, one row per pair."""
+    return conversation_source(data, criteria, input_format=input_format, id_column=id_column)
+
+
+def dataset_spec(
+    settings: dict[str, Any],
+    refs: list[str] | None,
+    cascading: tuple[list[Any], CascadeSettings] | None,
+    rows: Selection,
+    options: RunOptions,
+    answers: Path | None,
+) -> RunSpec:
+    """The spec of ``judge dataset``: the judges (``--config``, or the stages of ``--cascade``) with their
+    overrides, the rows, the options, the cascade's settings, and the batch results file answered from."""
+    if not refs and cascading is None:
+        raise JuristError("give a judge: --config (or --cascade per stage)")
+    if cascading is not None:
+        configs = stage_configs(cascading[0], settings)
+    else:
+        configs = [load_judge_config(r, settings) for r in refs or []]
+    for cfg in configs:
+        check_engine_params(cfg.inference_config)
+    cascade = cascading[1] if cascading is not None else None
+    return RunSpec(tuple(configs), rows, options, cascade=cascade, answers=answers)
+
+
+def emit_and_exit(spec: RunSpec, path: Path, placement: Placement, scratch: Path | None) -> NoReturn:
+    """``--emit-batch``: write the requests of a run of ``spec`` as a batch input file, say what was written,
+    and exit (0, or 2 for a bad input, path or option)."""
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        emitted = emit(spec, path, placement)
+    except (JuristError, OSError) as exc:
+        fail(exc)
+    typer.echo(emitted.text())
+    raise typer.Exit(EXIT_OK)
+
+
+def finish_dataset(
+    ended: Ended[RunSummary],
+    output: Path,
+    scratch: Path | None,
+    shown: list[str],
+    raw: bool,
+    summary_json: Path | None,
+    max_failure_rate: float,
+    keep: list[str] | None,
+    kept: Path | None,
+) -> int:
+    """After ``judge dataset``'s run: the results table (without --output), the summary, ``--summary-json``,
+    the failure gate and ``--keep``; returns the exit code."""
+    summary, problem, code = ended.result, ended.problem, ended.code
     if summary is not None and scratch is not None:
-        shown = [j.name for j in runner.judges] + (["cascade"] if cascade else [])
         typer.echo(results_table(output, shown, raw=raw))
         summary.output = "the table above (no --output: not saved)"
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
     if summary is not None:
-        typer.echo(run_report(summary, log))
+        typer.echo(run_report(summary, ended.log))
         if summary_json is not None:
             summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
         problem, code = failure_verdict(summary, max_failure_rate)
         if keep and code == EXIT_OK:
             target = kept or output.with_name(f"{output.stem}.kept{output.suffix}")
             try:
-                typer.echo(
-                    "\n".join(
-                        [f"{target}:", *filter_file(output, target, FilterRules(where=tuple(keep))).lines()]
-                    )
-                )
+                lines = filter_file(output, target, FilterRules(where=tuple(keep))).lines()
+                typer.echo("\n".join([f"{target}:", *lines]))
             except JuristError as exc:
                 problem, code = f"error: {exc}", EXIT_USAGE
     if problem:
         typer.echo(problem, err=True)
-    raise typer.Exit(code)
+    return code
 
 
 def validate(

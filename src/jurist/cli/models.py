@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from jurist.cli.common import fail
+from jurist.cli.options import JsonOpt
 from jurist.errors import JuristError
 from jurist.models.catalog import CATALOG
 from jurist.models.fetch import catalog_model, fetch, fetched_path, is_fetched
@@ -28,7 +29,7 @@ app = typer.Typer(
 
 @app.command("list")
 def list_models(
-    json_out: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
+    json_out: JsonOpt = False,
 ) -> None:
     """The models `jurist models fetch` knows, whether each is fetched and converted, and every other
     conversion in the cache."""

@@ -12,20 +12,28 @@
 
 A file whose only top-level key is ``cascade`` is a cascade file; any other YAML given to ``--cascade`` is
 a stage's judge config.
+
+Here too: how a run's cascade sets its thresholds (:class:`CascadeSettings`, part of the run spec) and the
+stages and thresholds it runs with (:class:`CascadePlan`, part of the run's fingerprint).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
-from jurist.config.loading import format_validation_error, read_yaml
+from jurist.config.loading import format_validation_error, load_judge_config, read_yaml
+from jurist.config.models import JudgeConfig
 from jurist.config.types import StrictModel
-from jurist.errors import ConfigError
+from jurist.errors import ConfigError, InputError
 
 CASCADE_KEY = "cascade"
+CASCADE = "cascade"
+"""A cascade's name: its columns' prefix."""
 
 
 class CascadeCalibration(StrictModel):
@@ -96,3 +104,109 @@ def read_cascade_file(ref: str | Path) -> CascadeConfig | None:
     if calibration is not None:
         calibration = calibration.model_copy(update={"labels": near(calibration.labels)})
     return config.model_copy(update={"stages": stages, "calibration": calibration})
+
+
+@dataclass(frozen=True)
+class CalibrationSettings:
+    """``labels``: the labels file; ``target``: the agreement kept verdicts must reach; ``delta``: the
+    chance the guarantee may fail; ``label_column``: the labels file's label column."""
+
+    labels: Path
+    target: float = 0.9
+    delta: float = 0.1
+    label_column: str = "label"
+
+
+@dataclass(frozen=True)
+class CascadePlan:
+    """Stage ``k`` (0-based) is the judge ``stages[k]``; it keeps a row's verdict when the row's confidence
+    is at least ``thresholds[k]`` (None: it keeps nothing) and sends the row on otherwise. The last stage
+    decides every row that reaches it, unless ``abstain``: then its threshold applies too and the rows below
+    it get status ``abstained``. ``calibration``: how the thresholds were chosen (for the metadata); ``name``:
+    the cascade's columns' prefix."""
+
+    stages: tuple[str, ...]
+    thresholds: tuple[float | None, ...]
+    abstain: bool = False
+    calibration: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    name: str = CASCADE
+
+    def __post_init__(self) -> None:
+        if len(self.stages) < 2:
+            raise InputError("a cascade needs at least two stages (--cascade A.yaml --cascade B.yaml)")
+        if len(self.thresholds) != len(self.stages):
+            raise InputError(f"{len(self.thresholds)} thresholds for {len(self.stages)} cascade stages")
+
+    @classmethod
+    def by_hand(cls, stages: Sequence[str], thresholds: Sequence[float], *, abstain: bool) -> CascadePlan:
+        """Hand-given thresholds: one per stage but the last (and the last too with ``abstain``)."""
+        wanted = len(stages) if abstain else len(stages) - 1
+        if len(thresholds) != wanted:
+            raise InputError(
+                f"give {wanted} --threshold value(s) for {len(stages)} stages"
+                + (" with --abstain (one per stage)" if abstain else " (one per stage but the last)")
+            )
+        for value in thresholds:
+            if not 0.0 <= value <= 1.0:
+                raise InputError(f"a threshold is a confidence between 0 and 1, not {value}")
+        full = [*thresholds, *([] if abstain else [None])]
+        return cls(tuple(stages), tuple(full), abstain, {"method": "by hand"})
+
+    def thresholded(self, stage: int) -> bool:
+        """Whether the stage's threshold applies (every stage but the last, and the last with abstain)."""
+        return self.abstain or stage < len(self.stages) - 1
+
+    def keeps(self, stage: int, confidence: float | None) -> bool:
+        """Whether stage ``stage`` keeps a verdict of this confidence."""
+        if not self.thresholded(stage):
+            return True
+        threshold = self.thresholds[stage]
+        return threshold is not None and confidence is not None and confidence >= threshold
+
+    def decisive(self) -> dict[str, Any]:
+        """What of the plan decides results (added to the run's fingerprint)."""
+        return {"stages": list(self.stages), "thresholds": list(self.thresholds), "abstain": self.abstain}
+
+
+@dataclass(frozen=True)
+class CascadeSettings:
+    """How a cascade's thresholds are set: by hand (``thresholds``) or calibrated (``calibration``); and
+    whether the last stage abstains below its threshold. ``calibrated``: the plan calibration chose (set by
+    the run's front door, :func:`jurist.launch.launch`, before the run starts)."""
+
+    thresholds: tuple[float, ...] = ()
+    calibration: CalibrationSettings | None = None
+    abstain: bool = False
+    calibrated: CascadePlan | None = None
+
+    def plan(self, stages: Sequence[str]) -> CascadePlan:
+        """The plan of a cascade of these stages: the hand-given thresholds, the calibrated plan, or (before
+        calibration) one that keeps nothing, for calibration to judge with."""
+        if self.thresholds and self.calibration is not None:
+            raise InputError(
+                "give thresholds by hand (--threshold) or calibrate them (--calibration-labels), not both"
+            )
+        if self.thresholds:
+            return CascadePlan.by_hand(tuple(stages), self.thresholds, abstain=self.abstain)
+        if self.calibration is None:
+            raise InputError(
+                "a cascade needs thresholds: --threshold per stage, or --calibration-labels FILE"
+            )
+        if self.calibrated is not None:
+            return self.calibrated
+        return CascadePlan(tuple(stages), (None,) * len(stages), self.abstain)
+
+    @property
+    def pending(self) -> bool:
+        """Whether the thresholds are still to be calibrated."""
+        return self.calibration is not None and not self.thresholds and self.calibrated is None
+
+
+def stage_configs(refs: Sequence[Any], overrides: Mapping[str, Any] | None = None) -> list[JudgeConfig]:
+    """The stages' configs, in order; stages that share a judge name are named ``<name>_<stage>``."""
+    configs = [load_judge_config(ref, overrides) for ref in refs]
+    names = [c.name or "judge" for c in configs]
+    return [
+        load_judge_config(ref, overrides, name=f"{name}_{number}") if names.count(name) > 1 else config
+        for number, (ref, config, name) in enumerate(zip(refs, configs, names, strict=True), start=1)
+    ]

@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from jurist._version import __version__
+from jurist.config.models import JudgeConfig
 from jurist.io.results import PANEL, judge_entry_columns
 from jurist.judges.judge import Judge
 from jurist.judges.panel import Panel
@@ -71,11 +72,11 @@ def judge_entry(judge: Judge) -> dict[str, Any]:
 
 
 def fingerprint(
-    judges: Sequence[Judge], input_identity: Mapping[str, Any], options: Mapping[str, Any]
+    judges: Sequence[JudgeConfig], input_identity: Mapping[str, Any], options: Mapping[str, Any]
 ) -> str:
     """A short hash of what decides a run's results: the judges' configs, the input, the options."""
     payload = {
-        "judges": [j.config.model_dump(mode="json") for j in judges],
+        "judges": [j.model_dump(mode="json") for j in judges],
         "input": dict(input_identity),
         "options": dict(options),
     }

@@ -40,11 +40,10 @@ from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
 from jurist.engine.core import Engine
 from jurist.engine.plan import chunk_row_ids, group_by_backend
-from jurist.engine.run import FileRunOptions, RunContext, run_file
+from jurist.engine.run import BatchSource, FileRunOptions, RunContext, run_file
 from jurist.engine.spec import Selection
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError, ConfigError, JuristError
-from jurist.io.parts import OutputError
 from jurist.io.sources import Batch, Chunk, RowSource
 
 BLOCKS_MANIFEST = "_blocks.json"
@@ -225,17 +224,11 @@ class RayRun:
         return bytes(cloudpickle.dumps(spec))
 
     def run_file(
-        self,
-        input_path: Any,
-        output_path: str | Path,
-        *,
-        retry_failed: bool = False,
-        **options: Unpack[FileRunOptions],
+        self, input_path: Any, output_path: str | Path, **options: Unpack[FileRunOptions]
     ) -> RunSummary:
         """As :meth:`Engine.run_file`, on Ray: the same output file (the same fingerprint: either resumes
-        what the other started), resumable per block."""
-        if retry_failed:
-            raise OutputError("--retry-failed runs without --ray", source=str(output_path))
+        what the other started), resumable per block. ``repair`` judges a damaged part's rows again on this
+        machine's engine."""
         return run_file(self.engine, self.engine.spec, RayBatches(self), input_path, output_path, options)
 
     def _results(self, items: list[dict[str, Any]], payload: bytes) -> Iterator[dict[str, Any]]:
@@ -270,11 +263,9 @@ class RayRun:
         yield from judged.iter_rows()
 
 
-class RayBatches:
+class RayBatches(BatchSource):
     """A run's batches judged by a Ray actor pool (see :class:`RayRun`): blocks come back in any order
     and are yielded in input order, a block that finished early waiting in ``<output>.blocks/``."""
-
-    retries = False
 
     def __init__(self, ray: RayRun) -> None:
         self.ray = ray

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from jurist.backends.base import Backend
 from jurist.engine.assemble import Assembler
-from jurist.engine.metadata import fingerprint, now, run_metadata
+from jurist.engine.metadata import now, run_metadata
 from jurist.engine.preflight import check_constraints
 from jurist.engine.progress import Progress
 from jurist.engine.repair import mend_store
@@ -81,32 +81,31 @@ class RunContext:
     progress: Progress | None = None
 
 
-class BatchSource(Protocol):
-    """Where a run's judged record batches come from. :meth:`start` returns the rows already done before
-    this run (committed or kept elsewhere); :meth:`batches` yields the rest, in input order, each ready to
-    commit; :meth:`models` describes what judged them; :meth:`done` cleans up after a finished run."""
+class BatchSource:
+    """Where a run's judged record batches come from, and what the run does with its output for them.
 
-    retries: bool
+    :meth:`judges` says, from what the output holds (``action``: ``start``, ``resume`` or ``complete``),
+    whether there is anything to judge (False: the run is reported complete), or refuses; :meth:`target` is
+    the results file written; :meth:`start` returns the rows already done before this run (committed or
+    kept elsewhere); :meth:`batches` yields the rest, in input order, each ready to commit; :meth:`rejudge`
+    judges the rows of damaged committed parts again (``--repair``), one batch per part; :meth:`models`
+    describes what judged them; :meth:`done` finishes after the results are written. This class judges on
+    the run's own engine, streaming chunk by chunk after the committed rows (:class:`LocalBatches`)."""
 
-    def start(self, run: RunContext) -> int: ...
+    def judges(self, action: str, output: Path) -> bool:
+        return action != "complete"
 
-    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]: ...
-
-    def models(self, run: RunContext) -> dict[str, Any]: ...
-
-    def done(self, run: RunContext) -> None: ...
-
-
-class LocalBatches:
-    """Batches judged by the run's own engine, streamed chunk by chunk after the committed rows."""
-
-    retries = False
+    def target(self, output: Path) -> Path:
+        return output
 
     def start(self, run: RunContext) -> int:
         return run.store.rows
 
     def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]:
         return run.engine.iter_batches(run.source, run.summary, skip=run.store.rows, progress=run.progress)
+
+    def rejudge(self, run: RunContext, rows: RowSource) -> Iterator[pa.RecordBatch]:
+        return run.engine.iter_batches(rows)
 
     def models(self, run: RunContext) -> dict[str, Any]:
         return run.engine.describe_models()
@@ -115,10 +114,27 @@ class LocalBatches:
         return None
 
 
-class RetryBatches(LocalBatches):
-    """A finished run's results with its failed (row, judge) pairs judged again (``--retry-failed``)."""
+class LocalBatches(BatchSource):
+    """Batches judged by the run's own engine, streamed chunk by chunk after the committed rows."""
 
-    retries = True
+
+class RetryBatches(BatchSource):
+    """A finished run's results with its failed (row, judge) pairs judged again (``--retry-failed``): the
+    new results are staged beside the old ones (``<output>.retry<ext>``), then replace them."""
+
+    def judges(self, action: str, output: Path) -> bool:
+        if action != "complete":
+            raise OutputError(
+                "--retry-failed re-judges the failed rows of a finished run of these same judges and input; "
+                "there is none here (run it first, or let it finish)",
+                source=str(output),
+            )
+        return True
+
+    def target(self, output: Path) -> Path:
+        staged = output.with_name(f"{output.stem}.retry{output.suffix}")
+        shutil.rmtree(parts_dir(staged), ignore_errors=True)
+        return staged
 
     def start(self, run: RunContext) -> int:
         return 0
@@ -134,6 +150,12 @@ class RetryBatches(LocalBatches):
             engine.chunk_size,
             run.summary,
         )
+
+    def done(self, run: RunContext) -> None:
+        staged, output = run.store.output, run.output
+        staged.replace(output)
+        if meta_path(staged).exists():
+            meta_path(staged).replace(meta_path(output))
 
 
 class Run:
@@ -157,26 +179,20 @@ class Run:
         self.lock = lock
 
     def open(self) -> tuple[RowSource, dict[str, Any], str]:
-        """The rows (their columns checked against the judges), the options recorded and the fingerprint:
-        the same for every batch source, so that one can resume what another started."""
-        engine = self.engine
-        source = self.spec.rows.open(engine.id_column)
+        """The rows (their columns checked against the judges), the options recorded and the fingerprint,
+        both from the spec alone: the same for every batch source, so that one can resume what another
+        started."""
+        engine, spec = self.engine, self.spec
+        source = spec.rows.open(spec.options.id_column)
         engine.check_columns(source)
-        options = {
-            **self.spec.rows.decisive(),
-            "carry_input": self.spec.options.carry_input,
-            "id_column": engine.id_column,
-            "panel": engine.panel.quorum if engine.panel is not None else None,
-            "calibrations": [c.column for c in self.spec.options.calibrations],
-        }
-        run_id = fingerprint(engine.judges, source.identity(), options)
-        return source, {**options, "chunk_size": engine.chunk_size}, run_id
+        return source, spec.recorded_options(engine.chunk_size), spec.fingerprint(source.identity())
 
     def execute(self, batches: BatchSource | None = None) -> RunSummary:
         """Judge the rows from ``batches`` (default: the local engine) into the output, durably, holding the
         output's lock (:mod:`jurist.io.lock`) throughout: another run on the same output is refused before
         any model loads. ``lock``: one the caller already holds (it releases it); else the run takes its own.
-        Committed results that are damaged stop the run, naming them; ``repair`` judges their rows again."""
+        Committed results that are damaged stop the run, naming them; ``repair`` has the batch source judge
+        their rows again."""
         lock = self.lock or OutputLock(self.output)
         lock.acquire()
         try:
@@ -192,16 +208,10 @@ class Run:
         note = check_manifest(output, run_id, repair=self.repair, overwrite=self.overwrite)
         plan = check_output(output, run_id, overwrite=self.overwrite)
         summary = RunSummary(output=str(output))
-        if plan.action == "complete" and not batches.retries:
+        if not batches.judges(plan.action, output):
             summary.complete = True
             summary.rows = int((read_metadata(output) or {}).get("rows") or 0)
             return summary
-        if batches.retries and plan.action != "complete":
-            raise OutputError(
-                "--retry-failed re-judges the failed rows of a finished run of these same judges and input; "
-                "there is none here (run it first, or let it finish)",
-                source=str(output),
-            )
         if not source.replayable and plan.action == "resume":
             raise OutputError(
                 f"holds partial results, and {source.source} cannot be read again to resume; "
@@ -211,21 +221,20 @@ class Run:
         if engine.shared_backend is None:  # backends made from the configs: compile before any model loads
             check_constraints(engine.judges)  # (not for a run found complete above: nothing will decode)
         metadata = run_metadata(engine.judges, source.source, source.total, options, panel=engine.panel)
-        target = output
-        if batches.retries:  # the new results are staged beside the old ones, then replace them
-            target = output.with_name(f"{output.stem}.retry{output.suffix}")
-            shutil.rmtree(parts_dir(target), ignore_errors=True)
-        store = ResultStore(target, schema, run_id, metadata)
-        if not batches.retries:
-            stream = self.progress
-            mend_store(engine.iter_batches, source, store, repair=self.repair, note=note, stream=stream)
+        store = ResultStore(batches.target(output), schema, run_id, metadata)
         context = RunContext(engine, source, schema, output, run_id, store, summary, self.overwrite)
-        done_before = batches.start(context)
-        if not batches.retries:
-            summary.resumed_from = done_before
+        summary.resumed_from = batches.start(context)
+        mend_store(
+            lambda rows: batches.rejudge(context, rows),
+            source,
+            store,
+            repair=self.repair,
+            note=note,
+            stream=self.progress,
+        )
         load_before, sent_before = engine.load_seconds, engine.tally.requests
         started = time.perf_counter()
-        context.progress = Progress(source.total, stream=self.progress, initial=done_before)
+        context.progress = Progress(source.total, stream=self.progress, initial=summary.resumed_from)
         agreement_columns = engine.panel.agreement_columns() if engine.panel is not None else []
         kept: list[pa.RecordBatch] = []
         try:
@@ -241,10 +250,6 @@ class Run:
         summary.load_seconds += engine.load_seconds - load_before
         summary.requests += engine.tally.requests - sent_before
         store.finish({"finished": now(), "rows": store.rows, "models": batches.models(context)})
-        if batches.retries:
-            store.output.replace(output)
-            if meta_path(store.output).exists():
-                meta_path(store.output).replace(meta_path(output))
         batches.done(context)
         return summary
 

@@ -1,22 +1,27 @@
 """What defines a run, built once from the command line or from Python: :class:`RunSpec`.
 
-A spec holds the judges' configs, which rows (:class:`Selection`) and how they are judged and laid out
-(:class:`RunOptions`). It is frozen and picklable: a Ray actor rebuilds the run's engine from it
-(:meth:`jurist.engine.core.Engine.from_spec`), and :class:`~jurist.engine.run.Run` takes the run's
-fingerprint from it.
+A spec holds the judges' configs, which rows (:class:`Selection`), how they are judged and laid out
+(:class:`RunOptions`), a cascade's thresholds (:class:`~jurist.config.cascade.CascadeSettings`) and where
+answers come from when not from a model (``answers``: an OpenAI batch output file). It is frozen and
+picklable: a Ray actor rebuilds the run's engine from it (:meth:`jurist.engine.core.Engine.from_spec`), and
+the run's fingerprint comes from it alone (:meth:`RunSpec.fingerprint`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from jurist.analysis.calibration import Calibration
+from jurist.config.cascade import CascadePlan, CascadeSettings
 from jurist.config.models import JudgeConfig
+from jurist.engine.metadata import fingerprint
 from jurist.engine.stream import MAX_OPEN_CHUNKS
 from jurist.io.opening import open_source
 from jurist.io.selection import LimitSource, SampleSource
-from jurist.io.sources import RowSource
+from jurist.io.sources import RowSource, file_identity
+from jurist.judges.panel import default_quorum
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,51 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that decides a run's results: the judges' configs, the rows, the options."""
+    """Everything that decides a run's results: the judges' configs (a cascade's stages, in order, when
+    ``cascade`` is set), the rows, the options, the cascade's thresholds, and ``answers``: an OpenAI batch
+    output file the answers are read from instead of a model (``--from-batch-results``)."""
 
     judges: tuple[JudgeConfig, ...]
     rows: Selection
     options: RunOptions = field(default_factory=RunOptions)
+    cascade: CascadeSettings | None = None
+    answers: Path | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The judges' names, in order."""
+        return tuple(c.name or "judge" for c in self.judges)
+
+    def cascade_plan(self) -> CascadePlan | None:
+        """The cascade's stages and thresholds (None: not a cascade); refused while they are still to be
+        calibrated."""
+        if self.cascade is None:
+            return None
+        if self.cascade.pending:
+            raise ValueError("the cascade's thresholds are not calibrated yet (jurist.launch.launch does it)")
+        return self.cascade.plan(self.names)
+
+    def recorded_options(self, chunk_size: int) -> dict[str, Any]:
+        """The options a run records in its metadata: :meth:`decisive_options` and the chunk size."""
+        return {**self.decisive_options(), "chunk_size": chunk_size}
+
+    def decisive_options(self) -> dict[str, Any]:
+        """What besides the judges and the input decides the results (part of the fingerprint)."""
+        options = self.options
+        decisive: dict[str, Any] = {
+            **self.rows.decisive(),
+            "carry_input": options.carry_input,
+            "id_column": options.id_column,
+            "panel": (options.quorum or default_quorum(len(self.judges))) if options.panel else None,
+            "calibrations": [c.column for c in options.calibrations],
+        }
+        plan = self.cascade_plan()
+        if plan is not None:
+            decisive["cascade"] = plan.decisive()
+        if self.answers is not None:
+            decisive["answers"] = file_identity(self.answers)
+        return decisive
+
+    def fingerprint(self, input_identity: dict[str, Any]) -> str:
+        """A short hash of what decides the results of this spec's run over the input so identified."""
+        return fingerprint(self.judges, input_identity, self.decisive_options())

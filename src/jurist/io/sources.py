@@ -274,15 +274,7 @@ class FileSource(RowSource):
     path: Path
 
     def identity(self) -> dict[str, Any]:
-        stat = self.path.stat()
-        with self.path.open("rb") as handle:
-            head = hashlib.sha256(handle.read(1 << 20)).hexdigest()[:16]
-        return {
-            "path": str(self.path.resolve()),
-            "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns,
-            "head": head,
-        }
+        return file_identity(self.path)
 
 
 class ParquetSource(FileSource):
@@ -442,3 +434,11 @@ def _count_lines(path: Path) -> int:
             count += block.count(b"\n")
             last = block[-1:]
     return count + (last != b"\n")
+
+
+def file_identity(path: Path) -> dict[str, Any]:
+    """What tells a file apart from another, for resuming a run: its path, size, mtime and first MiB."""
+    stat = path.stat()
+    with path.open("rb") as handle:
+        head = hashlib.sha256(handle.read(1 << 20)).hexdigest()[:16]
+    return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "head": head}

@@ -39,6 +39,11 @@ from jurist.judges.pairwise import ORDERS, PairwiseJudge
 NUMERIC = (JudgmentType.INT, JudgmentType.FLOAT)
 
 
+def default_quorum(judges: int) -> int:
+    """The fewest usable verdicts a panel row needs when no quorum is given: a majority of the judges."""
+    return judges // 2 + 1
+
+
 @dataclass(frozen=True)
 class PanelField:
     """A judgment field every judge of the panel writes."""
@@ -64,7 +69,7 @@ class Panel:
         self.judges = list(judges)
         self.name = name
         self.pairwise = kinds.pop()
-        self.quorum = quorum if quorum is not None else len(judges) // 2 + 1
+        self.quorum = quorum if quorum is not None else default_quorum(len(judges))
         if not 1 <= self.quorum <= len(judges):
             raise JuristError(
                 f"quorum {self.quorum} must be between 1 and the number of judges ({len(judges)})"

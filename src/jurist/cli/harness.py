@@ -1,0 +1,78 @@
+"""What every command that writes a durable output does around its run, written once: the output's lock,
+the console (libraries' output to ``<output>.log``), signals and ``--max-runtime``, and the exit code of
+each way a run can end (``jurist judge dataset`` and ``jurist batch`` use it)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Generic, TypeVar
+
+from jurist.cli.common import EXIT_CRASH, EXIT_OK, EXIT_USAGE
+from jurist.cli.console import run_console
+from jurist.engine.interrupt import EXIT_INTERRUPTED, Stopped, stop_on_signals, stopped_message
+from jurist.errors import JuristError
+from jurist.io.lock import OutputLock
+
+logger = logging.getLogger("jurist")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Ended(Generic[T]):
+    """How a run ended: its result (None unless it finished), the line to print on stderr, the exit code
+    and the log file the libraries wrote to."""
+
+    result: T | None
+    problem: str | None
+    code: int
+    log: Path | None
+
+
+def log_path(output: Path, *, kept: bool = True) -> Path | None:
+    """Where the libraries' output goes during a run: ``<output>.log`` beside a kept output, else nowhere."""
+    return output.with_name(output.name + ".log") if kept and output.parent.is_dir() else None
+
+
+def run_guarded(
+    run: Callable[[IO[str] | None], T],
+    *,
+    output: Path,
+    lock: OutputLock,
+    close: Callable[[], None],
+    verbose: bool = False,
+    quiet: bool = False,
+    kept: bool = True,
+    runtime: float | None = None,
+    runtime_label: str | None = None,
+) -> Ended[T]:
+    """Call ``run(progress)`` (``progress``: the stream for the progress line, None with ``quiet``) with the
+    libraries' output in the log, SIGTERM, SIGHUP and ``runtime`` seconds stopping it as Ctrl-C does, and
+    turn how it ended into an exit code: 0 done, 2 a :class:`~jurist.errors.JuristError`, 124/129/130/143
+    stopped (the committed chunks kept: the message says to rerun, unless the output is not ``kept``), 1 any
+    other error (its traceback in the log). ``close`` (the engine's models) and the lock's release always
+    run. The lock must be held."""
+    log = log_path(output, kept=kept)
+    where = output if kept else None
+    result: T | None = None
+    problem, code = None, EXIT_OK
+    with run_console(log, verbose=verbose) as console:
+        try:
+            with stop_on_signals(runtime, label=runtime_label):
+                result = run(None if quiet else console.err)
+        except JuristError as exc:
+            problem, code = f"error: {exc}", EXIT_USAGE
+        except Stopped as exc:
+            problem, code = stopped_message(exc.reason, where), exc.exit_code
+        except KeyboardInterrupt:
+            problem, code = stopped_message("interrupted", where), EXIT_INTERRUPTED
+        except Exception as exc:
+            logger.exception("the run failed")
+            details = f" (details in {log})" if log is not None else ""
+            problem, code = f"error: {type(exc).__name__}: {exc}{details}", EXIT_CRASH
+        finally:
+            close()
+            lock.release()
+    return Ended(result, problem, code, log)
