@@ -58,9 +58,7 @@ class CascadeEngine(Engine):
         if spec.cascade is None:
             raise ValueError("the spec has no cascade")
         plan = spec.cascade.plan(spec.names)
-        return cls(
-            list(spec.judges), plan, backend, backend_factory=backend_factory, **spec.options.as_kwargs()
-        )
+        return cls(list(spec.judges), plan, backend, backend_factory=backend_factory, options=spec.options)
 
     def assembler(self, source: RowSource) -> CascadeAssembler:
         return CascadeAssembler(

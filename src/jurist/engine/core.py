@@ -14,13 +14,13 @@ with the whole run (no judge, a dataset without a column the template needs) rai
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 from typing_extensions import Unpack
 
-from jurist.analysis.calibration import Calibration
 from jurist.backends import create_backend, for_label_scores
 from jurist.backends.base import Backend, describe
 from jurist.config.inference import InferenceConfig
@@ -31,7 +31,7 @@ from jurist.engine.plan import backend_key, chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
 from jurist.engine.run import FileRunOptions, LocalBatches, RetryBatches, run_file
 from jurist.engine.spec import RunOptions, RunSpec, Selection
-from jurist.engine.stream import MAX_OPEN_CHUNKS, Outputs, Tally, judge_chunks
+from jurist.engine.stream import Outputs, Tally, judge_chunks
 from jurist.engine.summary import RunSummary
 from jurist.errors import InputError, JuristError
 from jurist.io.opening import open_source
@@ -51,11 +51,8 @@ class Engine:
     names). ``backend``: one backend for every judge; when None, one backend per distinct
     model/engine is created with ``backend_factory`` (by default from each judge's
     ``inference_config``) and closed by :meth:`close`.
-    ``panel``: add the panel's per-row columns (see :mod:`jurist.judges.panel`), with ``quorum``.
-    ``calibrations``: fitted maps (see :mod:`jurist.analysis.calibration`); each adds ``<judge>.calibrated``.
-    ``chunk_size``: rows per chunk (the unit of planning, writing and resuming); with a streaming backend
-    up to ``max_open_chunks`` chunks are in flight at once. ``id_column``: the input column that identifies
-    rows (default: ``row_id``, else ``id``, else the row's 0-based position in the input).
+    ``options``: how rows are judged and laid out (:class:`~jurist.engine.spec.RunOptions`, which documents
+    each); its fields may be given as keywords instead (``Engine(judge, chunk_size=64, panel=True)``).
     """
 
     def __init__(
@@ -64,14 +61,14 @@ class Engine:
         backend: Backend | None = None,
         *,
         backend_factory: BackendFactory | None = None,
-        chunk_size: int | None = None,
-        carry_input: bool = True,
-        id_column: str | None = None,
-        panel: bool = False,
-        quorum: int | None = None,
-        calibrations: Sequence[Calibration] = (),
-        max_open_chunks: int = MAX_OPEN_CHUNKS,
+        options: RunOptions | None = None,
+        **keywords: Any,
     ) -> None:
+        if options is not None and keywords:
+            raise TypeError(f"give options or keywords ({', '.join(sorted(keywords))}), not both")
+        if options is None:
+            keywords["calibrations"] = tuple(keywords.get("calibrations", ()))
+            options = RunOptions(**keywords)  # an unknown keyword is a TypeError naming it
         single = isinstance(judges, Judge | JudgeConfig | str | Path | Mapping)
         items: Sequence[JudgeLike] = [judges] if single else judges  # type: ignore[list-item,assignment]
         self.judges: list[Judge] = [j if isinstance(j, Judge) else Judge.from_config(j) for j in items]
@@ -88,25 +85,17 @@ class Engine:
         self._factory = backend_factory or create_backend
         self._backends: dict[str, Backend] = {}
         self._described: dict[str, dict[str, Any]] = {}
-        self.carry_input = carry_input
-        self.id_column = id_column
-        self.panel: Panel | None = Panel(self.judges, quorum=quorum) if panel else None
-        self.calibrations = list(calibrations)
+        self.carry_input = options.carry_input
+        self.id_column = options.id_column
+        self.panel: Panel | None = Panel(self.judges, quorum=options.quorum) if options.panel else None
+        self.calibrations = list(options.calibrations)
         self.load_seconds = 0.0  # time spent creating backends (loading models)
         configured = [j.config.inference_config.generation.batch_size for j in self.judges]
-        self.chunk_size = chunk_size or next((c for c in configured if c), DEFAULT_CHUNK_SIZE)
-        self.max_open = max_open_chunks
+        self.chunk_size = options.chunk_size or next((c for c in configured if c), DEFAULT_CHUNK_SIZE)
+        self.max_open = options.max_open_chunks
         self.tally = Tally()  # requests sent to models by this engine
-        self.options = RunOptions(
-            chunk_size=self.chunk_size,
-            carry_input=carry_input,
-            id_column=id_column,
-            panel=panel,
-            quorum=quorum,
-            calibrations=tuple(calibrations),
-            max_open_chunks=max_open_chunks,
-        )
-        """The options this engine was built with, as a run spec holds them."""
+        self.options = replace(options, chunk_size=self.chunk_size)
+        """The options this engine was built with (its chunk size resolved), as a run spec holds them."""
 
     # ------------------------------------------------------------------------------------ backends
     def backend_for(self, judge: Judge) -> Backend:
@@ -284,7 +273,7 @@ class Engine:
     ) -> Engine:
         """The engine of a run spec: its judges and options, on ``backend`` or backends from
         ``backend_factory``."""
-        return cls(list(spec.judges), backend, backend_factory=backend_factory, **spec.options.as_kwargs())
+        return cls(list(spec.judges), backend, backend_factory=backend_factory, options=spec.options)
 
     def run_file(
         self,

@@ -9,7 +9,7 @@ the run's fingerprint comes from it alone (:meth:`RunSpec.fingerprint`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +56,16 @@ class Selection:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How rows are judged and laid out, besides the judges and their backends: the keyword arguments of
-    :class:`~jurist.engine.core.Engine`, which documents each."""
+    """How rows are judged and laid out, besides the judges and their backends (one object: the
+    :class:`~jurist.engine.core.Engine` takes it, a :class:`RunSpec` holds it).
+
+    ``chunk_size``: rows per chunk, the unit of planning, writing and resuming (None: the judges'
+    ``generation.batch_size``, else 4096); ``carry_input``: copy the input columns into the output;
+    ``id_column``: the input column that identifies rows (None: ``row_id``, else ``id``, else the row's
+    0-based position in the input); ``panel``: add the panel's per-row columns
+    (:mod:`jurist.judges.panel`), with ``quorum`` (None: a majority); ``calibrations``: fitted maps
+    (:mod:`jurist.analysis.calibration`), each adding ``<judge>.calibrated``; ``max_open_chunks``: with a
+    streaming backend, chunks in flight at once."""
 
     chunk_size: int | None = None
     carry_input: bool = True
@@ -66,12 +74,6 @@ class RunOptions:
     quorum: int | None = None
     calibrations: tuple[Calibration, ...] = ()
     max_open_chunks: int = MAX_OPEN_CHUNKS
-
-    def as_kwargs(self) -> dict[str, Any]:
-        """The options as :class:`~jurist.engine.core.Engine`'s keyword arguments."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["calibrations"] = list(self.calibrations)
-        return out
 
 
 @dataclass(frozen=True)
