@@ -13,8 +13,10 @@ from typing import IO, Generic, TypeVar
 from jurist.cli.common import EXIT_CRASH, EXIT_OK, EXIT_USAGE
 from jurist.cli.console import run_console
 from jurist.engine.interrupt import EXIT_INTERRUPTED, Stopped, stop_on_signals, stopped_message
+from jurist.engine.summary import RunSummary
 from jurist.errors import JuristError
 from jurist.io.lock import OutputLock
+from jurist.launch import Launch
 
 logger = logging.getLogger("jurist")
 T = TypeVar("T")
@@ -76,3 +78,37 @@ def run_guarded(
             close()
             lock.release()
     return Ended(result, problem, code, log)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """:func:`run_guarded`'s settings for one output, and a launched judge run through it."""
+
+    output: Path
+    lock: OutputLock
+    verbose: bool = False
+    quiet: bool = False
+    kept: bool = True
+
+    def run(
+        self,
+        launched: Launch,
+        *,
+        overwrite: bool = False,
+        runtime: float | None = None,
+        runtime_label: str | None = None,
+    ) -> Ended[RunSummary]:
+        """Run ``launched`` into the output under the guard; its models are closed after."""
+        return run_guarded(
+            lambda progress: launched.run(
+                self.output, overwrite=overwrite, progress=progress, lock=self.lock
+            ),
+            output=self.output,
+            lock=self.lock,
+            close=launched.close,
+            verbose=self.verbose,
+            quiet=self.quiet,
+            kept=self.kept,
+            runtime=runtime,
+            runtime_label=runtime_label,
+        )

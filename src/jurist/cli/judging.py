@@ -37,7 +37,7 @@ from jurist.cli.common import (
     overrides,
     run_report,
 )
-from jurist.cli.harness import Ended, run_guarded
+from jurist.cli.harness import Ended, Guard
 from jurist.cli.options import (
     CalibrationOpt,
     CarryOpt,
@@ -86,7 +86,7 @@ from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
-from jurist.launch import Placement, emit, launch
+from jurist.launch import Launch, Placement, emit, launch
 from jurist.models.resolve import prepare_models
 
 logger = logging.getLogger("jurist")
@@ -158,29 +158,28 @@ def judge_dataset(
         spec = dataset_spec(settings, config, cascading, rows, options, from_batch_results)
         if emit_batch is not None:  # the requests as a batch file (jurist.batch.emit), nothing judged
             emit_and_exit(spec, emit_batch, placement, scratch)
-        if spec.answers is None:  # GGUF files converted now, their progress on the terminal
-            prepare_models(c.inference_config.model.model_name for c in spec.judges)
-        lock.acquire()  # one writer per output, from here until the run ends: before any model loads
-        launched = launch(spec, placement, output=target)
+        launched = start_dataset(spec, placement, target, lock)
     except JuristError as exc:
         lock.release()
         fail(exc)
-    for note in launched.notes:
-        typer.echo(note, err=True)
-    ended = run_guarded(
-        lambda progress: launched.run(target, overwrite=overwrite, progress=progress, lock=lock),
-        output=target,
-        lock=lock,
-        close=launched.close,
-        verbose=verbose,
-        quiet=quiet,
-        kept=scratch is None,
-        runtime=runtime,
-        runtime_label=max_runtime,
-    )
+    guard = Guard(target, lock, verbose=verbose, quiet=quiet, kept=scratch is None)
+    ended = guard.run(launched, overwrite=overwrite, runtime=runtime, runtime_label=max_runtime)
     shown = [*launched.spec.names, *(["cascade"] if cascade else [])]
     code = finish_dataset(ended, target, scratch, shown, raw, summary_json, max_failure_rate, keep, kept)
     raise typer.Exit(code)
+
+
+def start_dataset(spec: RunSpec, placement: Placement, output: Path, lock: OutputLock) -> Launch:
+    """Convert GGUF files (their progress on the terminal), take the output's lock (one writer per output,
+    from here until the run ends, before any model loads) and launch the run; calibration's notes go to
+    stderr."""
+    if spec.answers is None:
+        prepare_models(c.inference_config.model.model_name for c in spec.judges)
+    lock.acquire()
+    launched = launch(spec, placement, output=output)
+    for note in launched.notes:
+        typer.echo(note, err=True)
+    return launched
 
 
 def conversations(data: str, criteria: Path, input_format: str | None, id_column: str | None) -> Any:
