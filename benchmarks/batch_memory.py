@@ -24,7 +24,7 @@ from typing import Any
 
 from batch_lines import expected_errors, write_file
 from common import RESULTS, ROOT
-from jurist.backends.base import ALL_CONSTRAINT_KINDS, Completion, GenerationRequest
+from jurist.records import ALL_CONSTRAINT_KINDS, Completion, GenerationRequest
 
 
 def answer(request: GenerationRequest) -> Completion:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS, ROOT, header, write
-from jurist.backends.base import ConstraintKind
+from jurist.records import ConstraintKind
 
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "batch"))
@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     from jurist import InferenceConfig
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
     from jurist.batch import BatchRun, Served
 
     with tempfile.TemporaryDirectory() as scratch:

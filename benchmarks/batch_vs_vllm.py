@@ -31,7 +31,7 @@ from typing import Any
 
 from batch_lines import write_file
 from common import RESULTS, ROOT
-from jurist.backends.placement import cpu_kv_cache_bytes
+from jurist.backends.local.placement import cpu_kv_cache_bytes
 from jurist.batch.shapes import OutputLine
 from jurist.models.default_model import default_model_path
 

@@ -33,10 +33,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "cascade_llmbar.json")
     args = parser.parse_args()
     from jurist.backends import create_backend
-    from jurist.backends.base import LabelRequest, LabelScores
     from jurist.backends.scripted import ScriptedBackend
     from jurist.config.cascade import stage_configs
     from jurist.config.inference import InferenceConfig
+    from jurist.records import LabelRequest, LabelScores
 
     folder = llmbar_source().parent
     rows = [r for name in args.files for r in json.loads((folder / name).read_text())]

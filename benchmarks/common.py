@@ -137,7 +137,7 @@ def make_backend(model: str | None, *, prefix_caching: bool = True) -> Any:
     """The vLLM engine every benchmark measures (embedded SmolLM2 when ``model`` is None)."""
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     from jurist import InferenceConfig
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
 
     return VLLMBackend(
         InferenceConfig.model_validate(

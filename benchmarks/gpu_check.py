@@ -242,8 +242,8 @@ def run_vllm(model: Any, tokenizer: Any, sizes: list[int], per_batch: int, devic
     except ImportError as exc:
         return {"skipped": f"vLLM is not installed ({exc})"}
     from jurist import InferenceConfig
-    from jurist.backends.placement import vllm_on_cpu
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.local.placement import vllm_on_cpu
+    from jurist.backends.vllm.backend import VLLMBackend
 
     if device.startswith("cuda") and vllm_on_cpu():
         return {"skipped": "the installed vLLM is the CPU build"}
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from jurist.backends.transformers import TransformersBackend
+    from jurist.backends.hf.backend import TransformersBackend
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     default = "1,4,16" if args.tiny else "1,2,4,8,16,32,64,128,256"

@@ -33,7 +33,7 @@ def engine_config(model: str | None, head: str) -> dict[str, Any]:
 
 def measure(model: str | None, head: str, rows: list[dict[str, Any]], generate_rows: int) -> dict[str, Any]:
     from jurist import Engine, InferenceConfig, load_judge_config
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
 
     started = time.perf_counter()
     backend = VLLMBackend(InferenceConfig.model_validate(engine_config(model, head)))

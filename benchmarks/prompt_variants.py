@@ -74,7 +74,7 @@ def main() -> None:
 
     from jurist import Engine, InferenceConfig
     from jurist.backends import for_label_scores
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
     from jurist.bench.quality import quality
 
     rows = llmbar_rows(args.sets.split(","), args.limit)

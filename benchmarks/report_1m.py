@@ -41,7 +41,7 @@ def make_input(path: Path, rows: int) -> None:
 
 
 def scripted_labels(request: Any) -> Any:
-    from jurist.backends.base import LabelScores
+    from jurist.records import LabelScores
 
     text = request.messages[-1].content
     noise = zlib.crc32(text.encode()) % 1000 / 500 - 1

@@ -63,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from jurist import Engine, load_judge_config
-    from jurist.backends.base import GenerationRequest
+    from jurist.records import GenerationRequest
 
     rows = llmbar_pointwise_rows(args.rows)
     judge_config = load_judge_config(args.judge)

@@ -4,8 +4,8 @@
     python scripts/docs_reference.py --check    # exit 1, naming the stale pages, when they are not current
 
 The config reference walks the pydantic models of a judge config (``jurist.config``), the engine settings
-each local engine validates (``jurist.backends.vllm``, ``jurist.backends.transformers``) and the Oumi keys
-jurist reads under another name or accepts without using; the CLI reference walks the typer app
+each local engine validates (``jurist.backends.vllm.backend``, ``jurist.backends.hf.backend``) and the
+Oumi keys jurist reads under another name or accepts without using; the CLI reference walks the typer app
 (``jurist.cli.app``). Both pages are committed, so they read on GitHub too; ``tests/docs`` checks that they
 are current and that the config reference names exactly the keys the models accept.
 """
@@ -135,9 +135,9 @@ def model_keys(model: type[BaseModel], prefix: str = "") -> list[Key]:
 # ------------------------------------------------------------------------------------------ config page
 def config_sections() -> list[tuple[str, str, list[Key]]]:
     """(heading, introduction, keys) of every section of the config reference."""
-    from jurist.backends.parallel import DATA_PARALLEL_KEY
-    from jurist.backends.transformers import NativeEngineParams
-    from jurist.backends.vllm_params import VLLMEngineParams
+    from jurist.backends.hf.backend import NativeEngineParams
+    from jurist.backends.parallel.pool import DATA_PARALLEL_KEY
+    from jurist.backends.vllm.params import VLLMEngineParams
     from jurist.config.inference import InferenceConfig, oumi_keys
     from jurist.config.models import JudgeConfig
     from jurist.config.rules import RULE_TYPES
@@ -150,10 +150,9 @@ def config_sections() -> list[tuple[str, str, list[Key]]]:
         ("The whole config", "The top-level keys of a judge config file.", top),
         ("judge_params", _doc(JudgeConfig.model_fields["judge_params"]), by_section["judge_params"]),
     ]
-    for name in ("rubric_judge_params", "pairwise_judge_params", "rag_judge_params", "reward_judge_params"):
+    kinds = [n for n in JudgeConfig.model_fields if n.endswith("_judge_params") and n != "judge_params"]
+    for name in kinds:  # every kind's section, in the order JudgeConfig declares them
         sections.append((name, _doc(JudgeConfig.model_fields[name]), by_section[name]))
-    rule_intro = _doc(JudgeConfig.model_fields["rule_judge_params"])
-    sections.append(("rule_judge_params", rule_intro, by_section["rule_judge_params"]))
     for rule, model in RULE_TYPES.items():
         sections.append(
             (

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist import Engine, ScriptedBackend
-from jurist.backends.base import LabelRequest
+from jurist.records import LabelRequest
 
 POINT: dict[str, Any] = {
     "name": "quality",

@@ -31,7 +31,7 @@ from typing import IO
 
 from jurist.backends import create_backend
 from jurist.backends.base import Backend
-from jurist.backends.parallel import OnWorkerDeath, data_parallel_factory
+from jurist.backends.parallel.pool import OnWorkerDeath, data_parallel_factory
 from jurist.batch.emit import Emitted, emit_batch
 from jurist.batch.results import BatchResults
 from jurist.cascade.batches import CascadeBatches

@@ -15,8 +15,8 @@ import pytest
 
 from jurist import Engine, ScriptedBackend, load_judge_config
 from jurist.analysis.calibration import Calibration, expected_calibration_error, fit, fit_isotonic, fit_platt
-from jurist.backends.base import Completion, LabelRequest, LabelScores
 from jurist.errors import ConfigError, InputError
+from jurist.records import Completion, LabelRequest, LabelScores
 
 ROWS = [{"question": "q", "answer": "a"}]
 

@@ -10,9 +10,9 @@ import pytest
 from jurist.answer.parsing import ParseResult, clean_completion, parse_completion
 from jurist.answer.spec import OutputSpec
 from jurist.answer.values import FieldError, convert_value
-from jurist.backends.base import Completion
 from jurist.config import load_judge_config
 from jurist.judges.judge import Judge
+from jurist.records import Completion
 
 
 def make_judge(

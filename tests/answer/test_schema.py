@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from jurist.answer.fields import BOOL_LABELS, labels_for
-from jurist.answer.spec import OutputSpec, build_output_spec
+from jurist.answer.spec import OutputSpec
 from jurist.answer.values import MAX_FRACTION_DIGITS, MAX_INT_DIGITS
-from jurist.backends.base import Constraint
 from jurist.config import JudgmentType, ResponseFormat, load_judge_config
 from jurist.judges.judge import Judge
+from jurist.records import Constraint
 
 CLEF = "𝄞"  # 4 bytes in UTF-8
 
@@ -37,7 +37,7 @@ def make_spec(
     }
     if scores is not None:
         params["judgment_scores"] = scores
-    return build_output_spec(load_judge_config({"judge_params": params}))
+    return Judge(load_judge_config({"judge_params": params})).spec
 
 
 RUBRIC_YAML = """\
@@ -72,7 +72,7 @@ rubric_judge_params:
 def rubric_spec(tmp_path: Path, fmt: str = "JSON", cap: int = 400) -> OutputSpec:
     path = tmp_path / "rubric.yaml"
     path.write_text(RUBRIC_YAML.replace("FMT", fmt).replace("CAP", str(cap)), encoding="utf-8")
-    return build_output_spec(load_judge_config(path))
+    return Judge(load_judge_config(path)).spec
 
 
 RUBRIC_FIELDS = [
@@ -147,7 +147,7 @@ class TestFields:
                 },
             }
         )
-        names = [f.name for f in build_output_spec(config).fields]
+        names = [f.name for f in Judge(config).spec.fields]
         assert names == ["zeta", "alpha_explanation", "alpha", "mid"]
 
     def test_labels(self, tmp_path: Path) -> None:

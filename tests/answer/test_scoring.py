@@ -10,9 +10,9 @@ import pytest
 
 from jurist.answer.fields import OutputField
 from jurist.answer.scoring import aggregate, field_score, score_fields
-from jurist.backends.base import Completion
 from jurist.config import Aggregation, JudgmentType, load_judge_config
 from jurist.judges.judge import Judge
+from jurist.records import Completion
 
 
 def judgment_field(judgment_type: JudgmentType, scores: dict[str, float | None] | None = None) -> OutputField:

@@ -12,7 +12,7 @@ import pytest
 from conftest import have
 from jurist import Engine, InferenceConfig, ScriptedBackend
 from jurist.backends import for_label_scores
-from jurist.backends.base import LabelRequest, Message
+from jurist.records import LabelRequest, Message
 
 LOGPROBS = {"name": "lp", "judge_params": {"prompt_template": "Is it true? {text}", "scoring": "LOGPROBS"}}
 GENERATE = {"name": "gen", "judge_params": {"prompt_template": "Is it true? {text}"}}
@@ -64,7 +64,7 @@ def test_native_projects_label_scores_in_float32(tiny_model_dir: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from jurist.backends.transformers import TransformersBackend
+    from jurist.backends.hf.backend import TransformersBackend
 
     model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir), dtype=torch.bfloat16).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))

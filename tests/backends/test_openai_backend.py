@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from jurist import Engine, load_judge_config
-from jurist.backends.openai import OpenAIBackend
+from jurist.backends.remote.openai import OpenAIBackend
 from jurist.errors import BackendError
 
 JUDGE = {

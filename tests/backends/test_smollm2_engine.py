@@ -35,7 +35,7 @@ def llmbar_rows(instructions: int = 100) -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def backend(smollm2_dir: Path) -> Iterator[Any]:
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
 
     made = VLLMBackend(
         InferenceConfig.model_validate(

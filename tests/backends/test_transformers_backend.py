@@ -19,8 +19,8 @@ pytest.importorskip("outlines_core")
 
 from jurist import Engine, InferenceConfig
 from jurist.backends import create_backend
-from jurist.backends.base import Constraint, GenerationRequest, Message
-from jurist.backends.transformers import TransformersBackend
+from jurist.backends.hf.backend import TransformersBackend
+from jurist.records import Constraint, GenerationRequest, Message
 
 ROWS = [
     {"question": f"What is {i} + {i}?", "answer": f"It is {2 * i}." + " Really." * (i % 5)} for i in range(32)

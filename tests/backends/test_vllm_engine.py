@@ -15,7 +15,7 @@ import pytest
 
 from conftest import have
 from jurist import Engine, InferenceConfig, Message
-from jurist.backends.base import Constraint, GenerationRequest
+from jurist.records import Constraint, GenerationRequest
 
 pytestmark = [
     pytest.mark.engine,
@@ -77,7 +77,7 @@ def with_generation(config: dict[str, Any], **generation: Any) -> dict[str, Any]
 
 @pytest.fixture(scope="module")
 def backend(tiny_model_dir: Path) -> Iterator[Any]:
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
 
     made = VLLMBackend(
         InferenceConfig.model_validate(
@@ -192,8 +192,8 @@ def test_shared_prefix_is_served_from_the_cache(backend: Any) -> None:
 def test_rows_that_share_a_request_reuse_its_cached_blocks(backend: Any) -> None:
     """Several responses to one prompt: the later rows read the shared part from the prefix cache, at the
     granularity of one KV block (32 tokens on CPU rather than vLLM's 128)."""
-    from jurist.backends.placement import vllm_on_cpu as _on_cpu
-    from jurist.backends.vllm_params import CPU_BLOCK_SIZE
+    from jurist.backends.local.placement import vllm_on_cpu as _on_cpu
+    from jurist.backends.vllm.params import CPU_BLOCK_SIZE
 
     block = backend.llm.llm_engine.vllm_config.cache_config.block_size
     if _on_cpu():
@@ -274,7 +274,7 @@ def test_label_scores_equal_a_brute_force_sequence_probability(backend: Any) -> 
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
-    from jurist.backends.base import LabelRequest
+    from jurist.records import LabelRequest
 
     labels = ("not_applicable", "not_sure", "nothing_wrong", "wrong")
     messages = (Message("system", "Judge."), Message("user", "Is 2 + 2 = 4?"))

@@ -54,7 +54,7 @@ class Chunked:
 
 @pytest.fixture(scope="module")
 def backend(tiny_model_dir: Path) -> Iterator[Any]:
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
 
     made = VLLMBackend(
         InferenceConfig.model_validate(
@@ -113,7 +113,8 @@ def test_repeated_samples_vote_on_the_engine(backend: Any) -> None:
         if agreeing > 2:
             assert row["j.sample_score_mean"] == pytest.approx(yes / 4)
     assert any(r["j.sample_agreement"] < 1 for r in data)  # the random model's samples differ
-    # (rerun-equal samples need per-request seeds, which vLLM's CPU build cannot take: see backends/vllm.py)
+    # (rerun-equal samples need per-request seeds, which vLLM's CPU build cannot take: see
+    # backends/vllm/backend.py)
 
 
 def committed(output: Path) -> int:

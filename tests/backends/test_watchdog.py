@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from jurist.backends.watchdog import Watchdog, Watched, child_processes
+from jurist.backends.vllm.watchdog import Watchdog, Watched, child_processes
 from jurist.errors import BackendError
 
 

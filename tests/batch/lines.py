@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jurist.backends.base import Completion, GenerationRequest
+from jurist.records import Completion, GenerationRequest
 
 SCHEMA = {
     "type": "object",

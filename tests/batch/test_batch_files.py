@@ -15,7 +15,7 @@ import pytest
 from lines import EXPECTED_ERRORS, SCHEMA, answer, chat, mixed_lines, write_lines
 from typer.testing import CliRunner
 
-from jurist.backends.base import ALL_CONSTRAINT_KINDS, Backend, GenerationRequest
+from jurist.backends.base import Backend
 from jurist.backends.schema_regex import compile_schema
 from jurist.backends.scripted import ScriptedBackend, ScriptedStreamingBackend
 from jurist.batch import BatchRun, Served
@@ -23,6 +23,7 @@ from jurist.batch.reading import BUFFER_IDS, SeenIds
 from jurist.batch.shapes import ChatCompletion, EmbeddingList, OutputLine
 from jurist.cli import app
 from jurist.io.lock import OutputLock
+from jurist.records import ALL_CONSTRAINT_KINDS, GenerationRequest
 
 SERVED = Served(model=None, model_map={}, embeddings=False, constraint_kinds=ALL_CONSTRAINT_KINDS)
 

@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import yaml
 from typer.testing import CliRunner
 
-from jurist.backends.base import ALL_CONSTRAINT_KINDS, GenerationRequest
 from jurist.backends.scripted import ScriptedBackend
 from jurist.batch import BatchRun, Served
 from jurist.batch.emit import EMIT_KINDS, custom_id
@@ -19,6 +18,7 @@ from jurist.batch.results import BatchResults
 from jurist.batch.shapes import ChatBody, InputLine
 from jurist.cli import app
 from jurist.engine.core import Engine
+from jurist.records import ALL_CONSTRAINT_KINDS, GenerationRequest
 
 CONFIG = {
     "name": "judge",

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 SCRIPT = """
 import os, sys, time
 from pathlib import Path
-from jurist.backends.base import ALL_CONSTRAINT_KINDS, Completion
+from jurist.records import ALL_CONSTRAINT_KINDS, Completion
 from jurist.backends.scripted import ScriptedStreamingBackend
 from jurist.batch import BatchRun, Served
 

@@ -13,12 +13,12 @@ import pytest
 
 from conftest import have
 from jurist import ScriptedBackend
-from jurist.backends.base import GenerationRequest, LabelRequest
 from jurist.backends.scripted import ScriptedStreamingBackend
 from jurist.bench import BenchSpec, run_bench, write
 from jurist.bench.measure import percentile
 from jurist.config.inference import InferenceConfig
 from jurist.errors import ConfigError
+from jurist.records import GenerationRequest, LabelRequest
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JUDGE = {

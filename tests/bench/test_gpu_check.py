@@ -13,7 +13,7 @@ import pytest
 
 from conftest import have
 from jurist import InferenceConfig
-from jurist.backends.base import LabelRequest, Message
+from jurist.records import LabelRequest, Message
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def test_gpu_check_runs_on_a_tiny_shape_on_cpu(tmp_path: Path) -> None:
 def test_native_label_scores_equal_a_forward_pass_per_label(tiny_model_dir: Path) -> None:
     import torch
 
-    from jurist.backends.transformers import TransformersBackend
+    from jurist.backends.hf.backend import TransformersBackend
 
     backend = TransformersBackend(
         InferenceConfig.model_validate(

@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from jurist import ScriptedBackend
-from jurist.backends.base import LabelRequest
 from jurist.bench import BenchSpec, run_bench, write
 from jurist.errors import ConfigError
+from jurist.records import LabelRequest
 
 PAIRWISE = {
     "name": "p",

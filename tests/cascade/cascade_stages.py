@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from jurist.backends.base import LabelRequest, LabelScores
 from jurist.backends.scripted import ScriptedBackend
 from jurist.config.inference import InferenceConfig
+from jurist.records import LabelRequest, LabelScores
 
 PROMPT = "[User request]\n{question}\n\n[Response A]\n{response_a}\n\n[Response B]\n{response_b}"
 

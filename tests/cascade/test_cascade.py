@@ -368,8 +368,8 @@ def test_a_pointwise_cascade(tmp_path: Path) -> None:
     """Yes/no LOGPROBS stages: confidence is the top label's probability; the final judgment is a bool."""
     import math
 
-    from jurist.backends.base import LabelRequest
     from jurist.backends.scripted import ScriptedBackend
+    from jurist.records import LabelRequest
 
     rows = [{"id": f"r{i}", "text": f"claim number {i}"} for i in range(30)]
     data = tmp_path / "rows.jsonl"

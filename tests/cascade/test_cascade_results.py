@@ -22,12 +22,12 @@ import pytest
 from cascade_stages import Stage, factory, stage_config, truth_of
 from typer.testing import CliRunner
 
-from jurist.backends.base import LabelRequest
 from jurist.backends.scripted import ScriptedBackend
 from jurist.cli import app
 from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.launch import launch
+from jurist.records import LabelRequest
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llmbar" / "Natural.json"

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from jurist.backends.base import Completion
 from jurist.config import (
     Aggregation,
     InferenceEngine,
@@ -30,6 +29,7 @@ from jurist.config import (
 from jurist.config.templates import MissingValue
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
+from jurist.records import Completion
 
 # --------------------------------------------------------------------------------------------- helpers
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from jurist import ScriptedBackend
-from jurist.backends.base import GenerationRequest
+from jurist.records import GenerationRequest
 
 
 def answer(verdict: str, reason: str = "because") -> str:

@@ -41,7 +41,7 @@ CONVERSATIONS: list[dict[str, Any]] = [
 
 @pytest.fixture(scope="module")
 def backend(tiny_model_dir: Path) -> Iterator[Any]:
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
 
     made = VLLMBackend(
         InferenceConfig.model_validate(

@@ -2,8 +2,8 @@
 
 Pages without a ``<!-- engine -->`` block run as unit tests (no model may load in them); pages with one run
 as engine tests on one shared vLLM engine of the default model (SmolLM2), started by the first example that
-needs it and handed to every later one: ``jurist.backends.vllm.VLLMBackend`` is the one place every backend
-of engine VLLM is built, so the tests put the shared engine there. How pages mark their examples:
+needs it and handed to every later one: ``jurist.backends.vllm.backend.VLLMBackend`` is the one place every
+backend of engine VLLM is built, so the tests put the shared engine there. How pages mark their examples:
 ``docs_examples`` (and docs/development.md).
 """
 
@@ -56,7 +56,7 @@ class SharedEngines:
     run would, and two engines of the default model at once would hold two KV caches."""
 
     def __init__(self) -> None:
-        from jurist.backends.vllm import VLLMBackend
+        from jurist.backends.vllm.backend import VLLMBackend
 
         self._real = VLLMBackend
         self._engines: dict[str, Any] = {}
@@ -99,7 +99,7 @@ def _route_vllm(monkeypatch: pytest.MonkeyPatch, factory: Any) -> None:
     table = MappingProxyType(engines)
     monkeypatch.setattr(registry, "ENGINES", table)
     monkeypatch.setattr(backends, "ENGINES", table)
-    monkeypatch.setattr("jurist.backends.vllm.VLLMBackend", factory)
+    monkeypatch.setattr("jurist.backends.vllm.backend.VLLMBackend", factory)
 
 
 @pytest.fixture(scope="module")

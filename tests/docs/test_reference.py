@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from jurist.backends.parallel import DATA_PARALLEL_KEY
-from jurist.backends.transformers import NativeEngineParams
-from jurist.backends.vllm_params import VLLMEngineParams
+from jurist.backends.hf.backend import NativeEngineParams
+from jurist.backends.parallel.pool import DATA_PARALLEL_KEY
+from jurist.backends.vllm.params import VLLMEngineParams
 from jurist.config.inference import InferenceConfig
 from jurist.config.models import JudgeConfig
 from jurist.config.rules import RULE_TYPES

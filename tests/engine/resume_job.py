@@ -13,7 +13,7 @@ import sys
 import time
 
 from jurist import Engine, ScriptedBackend
-from jurist.backends.base import GenerationRequest
+from jurist.records import GenerationRequest
 
 JUDGE = {
     "name": "j",

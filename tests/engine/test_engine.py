@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from jurist import Engine, InputData, Judge, JuristError, ScriptedBackend, load_judge_config
-from jurist.backends.base import Completion, GenerationRequest
 from jurist.errors import InputError
+from jurist.records import Completion, GenerationRequest
 
 SIMPLE = {
     "name": "judge",

@@ -9,8 +9,9 @@ import os
 from scripted_runs import answer
 
 from jurist import ScriptedBackend
-from jurist.backends.base import Backend, GenerationRequest
+from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
+from jurist.records import GenerationRequest
 
 
 def mortal() -> Backend:

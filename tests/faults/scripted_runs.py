@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from jurist import Engine, ScriptedBackend
-from jurist.backends.base import GenerationRequest
+from jurist.records import GenerationRequest
 
 JUDGE = {"name": "j", "judge_params": {"prompt_template": "Q: {question}", "include_explanation": True}}
 ROWS = [{"id": i, "question": f"question number {i}" + "!" * (i % 3)} for i in range(50)]

@@ -17,7 +17,7 @@ from dying_workers import mortal, mortal_for
 from fault_runs import committed_parts, ids_once, judge_args, jurist, setup, start, wait_for
 from scripted_runs import JUDGE, data_file, engine, rows_of, undisturbed
 
-from jurist.backends.parallel import DataParallelBackend
+from jurist.backends.parallel.pool import DataParallelBackend
 from jurist.errors import BackendError
 
 TINY_JUDGE = """\

@@ -10,8 +10,8 @@ from fault_runs import ids_once, judge_args, jurist, setup
 from fault_servers import fault_server
 
 from jurist import Engine, load_judge_config
-from jurist.backends.http_retry import RetryPolicy, retry_after_seconds
-from jurist.backends.openai import OpenAIBackend
+from jurist.backends.remote.http_retry import RetryPolicy, retry_after_seconds
+from jurist.backends.remote.openai import OpenAIBackend
 
 
 def test_a_flaky_server_ends_with_every_row_ok_with_the_defaults(tmp_path: Path) -> None:

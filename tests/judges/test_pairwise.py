@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from jurist import Engine, ScriptedBackend, load_judge_config
-from jurist.backends.base import Completion, GenerationRequest
 from jurist.errors import ConfigError, InputError
+from jurist.records import Completion, GenerationRequest
 
 PAIR: dict[str, Any] = {
     "name": "pair",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jurist import Engine, ScriptedBackend
-from jurist.backends.base import Completion, GenerationRequest
+from jurist.records import Completion, GenerationRequest
 
 PAIRWISE_SAMPLED: dict[str, Any] = {
     "name": "p",

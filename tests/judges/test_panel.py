@@ -13,10 +13,10 @@ import pytest
 
 from jurist import Engine, ScriptedBackend, load_judge_config
 from jurist.analysis.human import agreement_report, labels_for_table
-from jurist.backends.base import GenerationRequest
 from jurist.errors import JuristError
 from jurist.io.writers import read_output
 from jurist.judges.panel import Panel
+from jurist.records import GenerationRequest
 
 ROWS = [{"question": f"q{i}", "answer": f"a{i}"} for i in range(4)]
 

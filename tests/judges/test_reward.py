@@ -10,7 +10,7 @@ import pytest
 
 from jurist import ConfigError, Engine, ScriptedBackend, load_judge_config
 from jurist.analysis.filtering import FilterRules, filter_table
-from jurist.backends.base import RewardRequest, RewardScores
+from jurist.records import RewardRequest, RewardScores
 
 REWARD = {
     "name": "rm",

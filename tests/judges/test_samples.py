@@ -14,13 +14,13 @@ import yaml
 from typer.testing import CliRunner
 
 from jurist import Engine, ScriptedBackend, load_judge_config
-from jurist.backends.base import Completion, GenerationRequest, LabelRequest
 from jurist.cli import app
 from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import ConfigError
 from jurist.io.results import ResultTable
 from jurist.launch import launch
+from jurist.records import Completion, GenerationRequest, LabelRequest
 
 SAMPLED = {
     "name": "j",
@@ -192,10 +192,10 @@ def test_samples_through_a_batch_file_vote_as_a_direct_run(tmp_path: Path) -> No
     answers as a direct run does."""
     import pyarrow.parquet as pq
 
-    from jurist.backends.base import ALL_CONSTRAINT_KINDS
     from jurist.batch import BatchRun, Served
     from jurist.batch.emit import EMIT_KINDS
     from jurist.batch.shapes import InputLine
+    from jurist.records import ALL_CONSTRAINT_KINDS
 
     def by_seed(request: GenerationRequest) -> str:
         return json.dumps({"judgment": "Yes" if (request.seed or 0) % 3 else "No"})

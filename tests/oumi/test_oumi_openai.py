@@ -14,7 +14,7 @@ import pytest
 
 from fake_server import ChatServer, Handler, chat_server, completion
 from jurist import Engine, load_judge_config
-from jurist.backends.openai import OpenAIBackend
+from jurist.backends.remote.openai import OpenAIBackend
 from jurist.errors import BackendError
 
 VERDICT = json.dumps({"explanation": "checked", "judgment": "Yes"})

@@ -409,7 +409,7 @@ def test_jurist_llm_jury_runs_in_evaluatorqs_own_runner(server: ChatServer) -> N
     from evaluatorq import evaluatorq as run
 
     import jurist
-    from jurist.backends.openai import OpenAIBackend
+    from jurist.backends.remote.openai import OpenAIBackend
 
     backend = OpenAIBackend(jurist_config(server, "jury/pointwise", {}).inference_config)
     evaluator = jurist.llm_jury(name="correct", criteria=CRITERIA, client=backend)
@@ -438,7 +438,7 @@ def test_jurist_llm_jury_runs_in_evaluatorqs_own_runner(server: ChatServer) -> N
 
 def test_jurist_llm_jury_pairwise_compares_like_evaluatorq(server: ChatServer) -> None:
     import jurist
-    from jurist.backends.openai import OpenAIBackend
+    from jurist.backends.remote.openai import OpenAIBackend
 
     backend = OpenAIBackend(jurist_config(server, "jury/pairwise", {}).inference_config)
     jury = jurist.llm_jury_pairwise(criteria=CRITERIA, client=backend)

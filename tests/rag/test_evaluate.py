@@ -19,10 +19,10 @@ import pytest
 
 from fake_server import ChatServer, chat_server, completion
 from jurist import LLMJudge, ScriptedBackend, evaluate_answers
-from jurist.backends.base import GenerationRequest, Message
 from jurist.backends.callable import CallableBackend
 from jurist.backends.scripted import ScriptedStreamingBackend
 from jurist.rag.evaluate import METADATA_KEY
+from jurist.records import GenerationRequest, Message
 
 DATA = Path(__file__).resolve().parents[2] / "examples" / "rag_qa.jsonl"
 METRICS = [

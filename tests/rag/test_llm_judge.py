@@ -12,8 +12,8 @@ import pytest
 from rag_script import Model, statements_json, verdicts_json
 
 from jurist import InferenceConfig, JudgementError, JudgeResult, LLMJudge, ScriptedBackend
-from jurist.backends.base import Completion, GenerationRequest
 from jurist.judges.rag.schemas import Statements, Verdicts
+from jurist.records import Completion, GenerationRequest
 
 QUESTION = "What is the capital of France?"
 ANSWER = "Paris is the capital of France. It has 50 million inhabitants."

@@ -38,7 +38,7 @@ BOUNDS = {"max_statements": 3, "max_statement_chars": 60, "max_reason_chars": 40
 
 
 def make_backend(model_dir: Path, share: float) -> Any:
-    from jurist.backends.vllm import VLLMBackend
+    from jurist.backends.vllm.backend import VLLMBackend
 
     return VLLMBackend(
         InferenceConfig.model_validate(

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from jurist import Engine, ScriptedBackend, load_judge_config
-from jurist.backends.base import GenerationRequest
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
+from jurist.records import GenerationRequest
 
 MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]
 TOOLS = [{"name": "search", "arguments": {"q": "France"}, "result": "Paris", "id": "call_1"}]

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from jurist import Engine, ScriptedBackend, load_judge_config
-from jurist.backends.base import GenerationRequest
 from jurist.judges.judge import Judge
+from jurist.records import GenerationRequest
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 CASES: list[dict[str, Any]] = [

@@ -7,10 +7,11 @@ import json
 from collections.abc import Callable, Mapping
 
 from jurist import ScriptedBackend
-from jurist.backends.base import Backend, GenerationRequest, LabelRequest
+from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
 from jurist.models.default_model import DEFAULT_MODEL_LABEL
+from jurist.records import GenerationRequest, LabelRequest
 
 JUDGE = {"name": "j", "judge_params": {"prompt_template": "Q: {question}", "include_explanation": True}}
 PAIR = {

@@ -19,7 +19,7 @@ from conftest import have
 from jurist import Engine, ScriptedBackend
 from jurist.backends import create_backend
 from jurist.backends.base import StreamingBackend
-from jurist.backends.parallel import DataParallelBackend, data_parallel_factory, placements, split_config
+from jurist.backends.parallel.pool import DataParallelBackend, data_parallel_factory, placements, split_config
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
 

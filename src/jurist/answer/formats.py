@@ -1,21 +1,9 @@
-"""Response formats: one object per format owns everything that format means.
+"""The response formats JSON, XML and RAW, and the table of every format.
 
-Each :class:`AnswerFormat` (JSON, XML, RAW) knows, for an ordered tuple of
-:class:`~jurist.answer.fields.OutputField`:
-
-* ``regex``: a compact regular expression for exactly one well-formed answer, with fixed separators (no
-  optional whitespace) and length-capped strings; what guided decoding enforces (None for RAW, which has
-  nothing to delimit). Because every string is capped, every answer that follows it ends within
-  ``max_answer_bytes`` bytes, hence within as many tokens;
-* ``instructions``: the text that tells the model the exact shape to write;
-* ``render_answer``: a well-formed answer for given values (few-shot examples, LOGPROBS parsing);
-* ``extract``: the raw value of every field from an answer (typed later by
-  :func:`~jurist.answer.values.convert_value`);
-* ``label_context`` / ``value_offset``: where a label field's value sits in an answer, for reading label
-  probabilities (the LOGPROBS prefix, and the token of a generated answer where a value begins).
-
-This is the one place where response formats are told apart; :func:`answer_format` maps a
-:class:`~jurist.config.types.ResponseFormat` to its object.
+Each format is an :class:`~jurist.answer.format_base.AnswerFormat` (what each of its methods means is
+written there). This is the one place where response formats are told apart; :func:`answer_format` maps a
+:class:`~jurist.config.types.ResponseFormat` to its object, from ``_FORMATS``: the three formats here and
+those with a module of their own (``answer/<name>_format.py``).
 """
 
 from __future__ import annotations
@@ -23,13 +11,12 @@ from __future__ import annotations
 import html
 import json
 import re
-from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 from jurist.answer.fields import OutputField
+from jurist.answer.format_base import AnswerFormat, Fields, LabelContext
 from jurist.answer.jsontext import UTF8_MAX, first_json_object, json_string_max_bytes, json_string_regex
 from jurist.answer.values import (
     FLOAT_MAX_BYTES,
@@ -47,23 +34,6 @@ from jurist.config.types import JudgmentType, ResponseFormat
 _XML_CHAR = r"[^<\x00-\x08\x0b\x0c\x0e-\x1f]"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
-Fields = Sequence[OutputField]
-
-
-@dataclass(frozen=True)
-class LabelContext:
-    """How a label sits in an answer: the fixed text before it, after it, and each label's text."""
-
-    prefix: str
-    suffix: str
-    texts: Mapping[str, str]
-
-    @property
-    def needs_suffix(self) -> bool:
-        """True when some label's text is a prefix of another's (the suffix then tells them apart)."""
-        values = list(self.texts.values())
-        return any(a != b and b.startswith(a) for a in values for b in values)
-
 
 def _re_literal(text: str) -> str:
     return re.escape(text).replace("\\ ", " ")
@@ -77,69 +47,6 @@ def _alternation(options: Sequence[str]) -> str:
 
 def xml_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-class AnswerFormat(ABC):
-    """What one response format means. Stateless: one shared instance per format."""
-
-    kind: ClassVar[ResponseFormat]
-    delimits_fields: ClassVar[bool] = True
-    """Whether an answer can hold one value per field (JSON, XML); RAW holds one judgment and its reason."""
-    schema_is_answer: ClassVar[bool] = False
-    """Whether the answer is the JSON object the fields' JSON schema describes (JSON only)."""
-
-    # ---------------------------------------------------------------------------------- grammar
-    @abstractmethod
-    def regex(self, fields: Fields) -> str | None:
-        """The full-match regex of one answer; None when the format cannot be constrained."""
-
-    @abstractmethod
-    def max_answer_bytes(self, fields: Fields) -> int:
-        """The longest answer the format admits for these fields, in UTF-8 bytes."""
-
-    @property
-    def constrained(self) -> bool:
-        """Whether guided decoding can enforce the format (it has a regex)."""
-        return True
-
-    # ----------------------------------------------------------------------------- instructions
-    @abstractmethod
-    def instructions(self, fields: Fields) -> str:
-        """Tells the model the exact shape of its answer."""
-
-    @abstractmethod
-    def render_answer(self, fields: Fields, values: Mapping[str, Any]) -> str:
-        """A well-formed answer holding ``values`` (each in the field's type or as its label)."""
-
-    def shown_label(self, f: OutputField, label: str) -> str:
-        """How a label is shown to the model in the instructions."""
-        return label
-
-    def describe(self, f: OutputField, named: bool = True) -> str:
-        """What a field's value must be, in words (``named``: start with the field's description)."""
-        if f.kind == "explanation":
-            return f"{f.description}, in at most {f.max_chars} characters"
-        prefix = f"{f.description}; " if named else ""
-        if f.labels is not None:
-            return f"{prefix}one of {', '.join(self.shown_label(f, label) for label in f.labels)}"
-        if f.judgment_type is JudgmentType.INT:
-            return f"{prefix}an integer"
-        if f.judgment_type is JudgmentType.FLOAT:
-            return f"{prefix}a number"
-        return f"{prefix}text, at most {f.max_chars} characters"
-
-    # ---------------------------------------------------------------------------------- reading
-    @abstractmethod
-    def extract(self, text: str, fields: Fields) -> dict[str, Any]:
-        """The raw value of every field in an answer; :class:`FieldError` when one is absent."""
-
-    @abstractmethod
-    def label_context(self, fields: Fields, f: OutputField) -> LabelContext:
-        """The answer's text before and after label field ``f`` when it is the first value to write."""
-
-    def value_offset(self, fields: Fields, f: OutputField, raw: str) -> int | None:
-        """Where field ``f``'s value begins in a well-formed answer (None when it cannot be found)."""
-        return None
 
 
 class _Delimited(AnswerFormat):

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jurist.answer.fields import OutputField
-from jurist.answer.formats import LabelContext
+from jurist.answer.format_base import LabelContext
 from jurist.answer.labels import LabelDistribution, distribution, generated_distribution
 from jurist.answer.parsing import parse_completion
 from jurist.answer.spec import OutputSpec
-from jurist.backends.base import Completion, LabelScores
+from jurist.records import Completion, LabelScores
 
 ReadStatus = Literal["ok", "parse_error", "truncated", "too_long", "backend_error"]
 

@@ -1,11 +1,12 @@
 """Output specs: what a judge must answer, as ordered fields in one response format.
 
-:func:`build_output_spec` derives a judge's :class:`OutputSpec` from its config; the spec then gives
+:func:`build_output_spec` makes a judge's :class:`OutputSpec` from its config and the fields its kind
+declares (:meth:`jurist.judges.base.JudgeKind.output_fields`, with the helpers here); the spec then gives
 
 * ``json_schema()``: the JSON schema of the answer object (documentation, OpenAI-style servers);
 * ``regex()`` / ``max_tokens()`` / ``instructions()`` / ``render_answer()``: from its response format
   (:mod:`jurist.answer.formats`);
-* ``constraint(kinds)``: the neutral :class:`~jurist.backends.base.Constraint` to send, of the first
+* ``constraint(kinds)``: the neutral :class:`~jurist.records.Constraint` to send, of the first
   kind in ``kinds`` (what the backend accepts, in its order of preference) that the format can express;
 * ``fingerprint()``: a short hash of everything that shapes the answer.
 """
@@ -19,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurist.answer.fields import OutputField, labels_for
-from jurist.answer.formats import AnswerFormat, LabelContext, answer_format
-from jurist.backends.base import Constraint, ConstraintKind
+from jurist.answer.format_base import AnswerFormat, LabelContext
+from jurist.answer.formats import answer_format
 from jurist.config.models import JudgeConfig
 from jurist.config.types import JudgmentType, ResponseFormat, ScoringMode
+from jurist.records import Constraint, ConstraintKind
 
 
 @dataclass(frozen=True)
@@ -118,77 +120,40 @@ def _field_json_schema(f: OutputField) -> dict[str, Any]:
     return {"type": "string", "maxLength": f.max_chars}
 
 
-def build_output_spec(config: JudgeConfig) -> OutputSpec:
-    """A judge config's output spec: its fields in its response format, guided unless switched off."""
+def build_output_spec(config: JudgeConfig, fields: Sequence[OutputField]) -> OutputSpec:
+    """A judge config's output spec: ``fields`` (its kind declares them:
+    :meth:`jurist.judges.base.JudgeKind.output_fields`) in its response format, guided unless switched
+    off."""
     jp = config.judge_params
     guided = jp.use_guided_decoding and answer_format(jp.response_format).constrained
-    return OutputSpec(build_fields(config), jp.response_format, guided)
+    return OutputSpec(tuple(fields), jp.response_format, guided)
 
 
-def _explanation(name: str, description: str, cap: int, criterion: str = "judgment") -> OutputField:
+def explanation_field(name: str, description: str, cap: int, criterion: str = "judgment") -> OutputField:
+    """An explanation field, written before the judgment it explains (at most ``cap`` characters)."""
     return OutputField(
         name, "explanation", JudgmentType.TEXT, description, max_chars=cap, criterion=criterion
     )
 
 
-def build_fields(config: JudgeConfig) -> tuple[OutputField, ...]:
-    """The output fields of a judge config, explanation before its judgment."""
+def leading_explanation(config: JudgeConfig) -> tuple[OutputField, ...]:
+    """The explanation a one-judgment judge writes first, if it asks for one (LOGPROBS scoring reads the
+    judgment after one prefill: nothing is written before it)."""
     jp = config.judge_params
-    cap = jp.max_explanation_chars
-    fields: list[OutputField] = []
-    if config.rubric_judge_params is not None:
-        for c in config.rubric_judge_params.criteria:
-            if c.include_explanation:
-                fields.append(
-                    _explanation(f"{c.id}_explanation", f"why you judged {c.id} as you did", cap, c.id)
-                )
-            fields.append(
-                OutputField(
-                    c.id,
-                    "judgment",
-                    c.judgment_type,
-                    c.description,
-                    labels_for(c.judgment_type, c.judgment_scores),
-                    c.judgment_scores,
-                    max_chars=cap,
-                    criterion=c.id,
-                )
-            )
-        return tuple(fields)
-    # LOGPROBS scoring reads the judgment after one prefill: nothing is written before it
     if jp.include_explanation and jp.scoring is ScoringMode.GENERATE:
-        fields.append(_explanation("explanation", "why you judged as you did", cap))
-    fields.append(_simple_judgment(config))
-    return tuple(fields)
+        return (explanation_field("explanation", "why you judged as you did", jp.max_explanation_chars),)
+    return ()
 
 
-def _simple_judgment(config: JudgeConfig) -> OutputField:
-    """The judgment field of a simple judge; for a pairwise judge, the label of the better response."""
+def judgment_field(config: JudgeConfig) -> OutputField:
+    """The judgment field of a one-judgment judge: ``judge_params``' type and scores."""
     jp = config.judge_params
-    pair = config.pairwise_judge_params
-    if pair is None:
-        return OutputField(
-            "judgment",
-            "judgment",
-            jp.judgment_type,
-            "your judgment",
-            labels_for(jp.judgment_type, jp.judgment_scores),
-            jp.judgment_scores,
-            max_chars=jp.max_explanation_chars,
-        )
-    labels = pair.answer_labels
-    scores = {pair.labels.first: 1.0, pair.labels.second: 0.0, pair.labels.tie: 0.5}
-    description = (
-        f"{pair.labels.first} if the first response is better, {pair.labels.second} if the second is"
-    )
-    if pair.allow_tie:
-        description += f", {pair.labels.tie} if they are equally good"
     return OutputField(
         "judgment",
         "judgment",
-        JudgmentType.ENUM,
-        description,
-        tuple(labels),
-        {label: scores[label] for label in labels},
+        jp.judgment_type,
+        "your judgment",
+        labels_for(jp.judgment_type, jp.judgment_scores),
+        jp.judgment_scores,
         max_chars=jp.max_explanation_chars,
     )

@@ -6,19 +6,13 @@ functions that use them, so importing any backend module stays fast on machines 
 
 from __future__ import annotations
 
-from jurist.backends import parallel
-from jurist.backends.base import (
-    Backend,
-    Completion,
-    Constraint,
-    ConstraintKind,
-    GenerationRequest,
-    Message,
-)
+from jurist.backends.base import Backend
+from jurist.backends.parallel import pool as parallel
 from jurist.backends.registry import ENGINES, EngineEntry
 from jurist.backends.scripted import ScriptedBackend
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
+from jurist.records import Completion, Constraint, ConstraintKind, GenerationRequest, Message
 
 __all__ = [
     "Backend",
@@ -70,7 +64,7 @@ def create_backend(config: InferenceConfig) -> Backend:
     """The backend an inference config asks for (``engine``: VLLM, NATIVE, REMOTE_VLLM or OPENAI; see
     :data:`~jurist.backends.registry.ENGINES`); on NATIVE a sequence-classification model gets the reward
     backend; a remote server is checked to answer at all. ``engine_params.data_parallel: N`` runs N engine
-    processes (:mod:`jurist.backends.parallel`). Oumi's other engine names were mapped when the config
+    processes (:mod:`jurist.backends.parallel.pool`). Oumi's other engine names were mapped when the config
     loaded (ANTHROPIC and the other hosted APIs, REMOTE and SGLANG run on OPENAI; LLAMACPP, GOOGLE_VERTEX and
     BEDROCK are refused there, naming why)."""
     if parallel.DATA_PARALLEL_KEY in config.engine_params:

@@ -1,159 +1,25 @@
-"""The backend seam: what the engine sends to a model, what comes back, and the protocol between them.
+"""The backend seam: the protocols between the engine and a model.
 
-A backend turns a batch of :class:`GenerationRequest` into one :class:`Completion` per request, in
-request order. It owns everything engine-specific (argument names, tokenization, prompt-length checks,
-constraint compilation); the engine owns nothing of that. The constraint travels in a neutral form
-(:class:`Constraint`): each backend translates it into its engine's arguments.
+A backend turns a batch of :class:`~jurist.records.GenerationRequest` into one
+:class:`~jurist.records.Completion` per request, in request order. It owns everything engine-specific
+(argument names, tokenization, prompt-length checks, constraint compilation); the engine owns nothing of
+that. The records themselves are neutral (:mod:`jurist.records`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
 
-FinishReason = Literal["stop", "length", "too_long", "error"]
-
-
-@dataclass(frozen=True)
-class Message:
-    """One chat message."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
-
-
-ConstraintKind = Literal["regex", "choice", "json_schema"]
-ALL_CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
-
-
-@dataclass(frozen=True)
-class Constraint:
-    """What the output must look like, independent of any engine: exactly one of
-
-    * ``regex``: a full-match pattern for one answer;
-    * ``choices``: a closed set of whole answers;
-    * ``json_schema``: the JSON schema of the answer object.
-
-    Which one is set is checked when the constraint is built, as vLLM checks its structured-output parameters.
-    A backend says which kinds it accepts (``Backend.constraint_kinds``); each backend has one function that
-    turns a constraint into its engine's parameters.
-    """
-
-    regex: str | None = None
-    choices: tuple[str, ...] | None = None
-    json_schema: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        given = [name for name in ("regex", "choices", "json_schema") if getattr(self, name) is not None]
-        if len(given) != 1:
-            raise ValueError(
-                "a Constraint holds exactly one of regex, choices or json_schema; "
-                f"got {', '.join(given) or 'none'}"
-            )
-        if self.choices is not None and not self.choices:
-            raise ValueError("a choice constraint needs at least one choice")
-
-    @property
-    def kind(self) -> ConstraintKind:
-        if self.regex is not None:
-            return "regex"
-        return "choice" if self.choices is not None else "json_schema"
-
-
-@dataclass(frozen=True)
-class GenerationRequest:
-    """One prompt to complete.
-
-    ``messages`` start with the judge's shared prefix (system instruction, criteria, few-shot turns) and
-    end with the row's user turn. ``seed`` is set when sampling (temperature > 0) so reruns agree.
-    ``logprobs`` asks for that many top log-probabilities per generated token (None: none).
-    ``min_tokens`` makes the answer at least that long (benchmarks use it to force equal lengths; the
-    vLLM backend honours it, the others ignore it).
-    """
-
-    messages: tuple[Message, ...]
-    max_tokens: int
-    min_tokens: int = 0
-    temperature: float = 0.0
-    top_p: float = 1.0
-    top_k: int | None = None
-    min_p: float = 0.0
-    seed: int | None = None
-    frequency_penalty: float = 0.0
-    presence_penalty: float = 0.0
-    stop: tuple[str, ...] = ()
-    constraint: Constraint | None = None
-    logprobs: int | None = None
-
-
-@dataclass(frozen=True)
-class Completion:
-    """The answer to one request.
-
-    ``finish_reason``: ``stop`` (ended on its own), ``length`` (hit max_tokens), ``too_long`` (the prompt
-    exceeds the model's context; nothing was generated) or ``error`` (``error`` says what failed).
-    ``token_logprobs`` holds, per generated token, its top alternatives as {token text: logprob}, and
-    ``tokens`` the generated tokens' texts, when log-probabilities were asked for.
-    """
-
-    text: str
-    finish_reason: FinishReason = "stop"
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int | None = None
-    error: str | None = None
-    token_logprobs: tuple[Mapping[str, float], ...] | None = None
-    tokens: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class LabelRequest:
-    """Ask for the probability of each label as the start of the answer, after one prefill.
-
-    The assistant's turn is taken to begin with ``answer_prefix`` (e.g. ``{"judgment": "``); each label
-    is scored as the text that follows it, then ``answer_suffix`` when ``with_suffix`` (needed when one
-    label is a prefix of another, so that "good" is not credited with "goodish"'s mass).
-    """
-
-    messages: tuple[Message, ...]
-    labels: tuple[str, ...]
-    answer_prefix: str = ""
-    answer_suffix: str = ""
-    with_suffix: bool = False
-
-
-@dataclass(frozen=True)
-class LabelScores:
-    """The answer to a :class:`LabelRequest`: ``logprobs`` maps each label to log P(label | prompt) under
-    the full vocabulary (not renormalized over the labels); ``finish_reason`` as for :class:`Completion`."""
-
-    logprobs: Mapping[str, float] | None
-    finish_reason: FinishReason = "stop"
-    prompt_tokens: int = 0
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class RewardRequest:
-    """Score a whole conversation with a reward model or classifier: ``messages`` end with the assistant's
-    response, and the model's chat template is applied as it expects (no generation prompt)."""
-
-    messages: tuple[Message, ...]
-
-
-@dataclass(frozen=True)
-class RewardScores:
-    """The answer to a :class:`RewardRequest`: the model's raw output ``logits`` (one for a reward model,
-    one per label for a classifier); ``finish_reason`` as for :class:`Completion`."""
-
-    logits: tuple[float, ...] | None
-    finish_reason: FinishReason = "stop"
-    prompt_tokens: int = 0
-    error: str | None = None
+from jurist.records import (
+    Completion,
+    ConstraintKind,
+    GenerationRequest,
+    LabelRequest,
+    LabelScores,
+    RewardRequest,
+    RewardScores,
+)
 
 
 @runtime_checkable

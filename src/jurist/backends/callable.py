@@ -2,7 +2,7 @@
 
 Each request becomes one call: ``system`` is the text of its system messages, ``prompt`` the text of the
 others, joined by blank lines. ``fn`` may return a string (a finished answer) or a
-:class:`~jurist.backends.base.Completion` (to report, say, an answer cut off at a length limit). It
+:class:`~jurist.records.Completion` (to report, say, an answer cut off at a length limit). It
 enforces no constraint (``constraint_kinds`` is empty), so its answers are read as an unconstrained
 model's are. An exception raised by ``fn``, or an answer that is not text, becomes that request's
 ``error`` completion: it never stops the batch. ``max_workers`` > 1 calls ``fn`` from that many threads
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
+from jurist.records import Completion, ConstraintKind, GenerationRequest
 
 PromptFn = Callable[[str, str], Any]
 

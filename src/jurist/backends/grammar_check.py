@@ -6,10 +6,10 @@ backend cannot take would fail every row of a run, one by one, after the model h
 * :func:`vllm_problem` runs the compilers vLLM runs for its structured-output backends ``guidance``
   (llguidance), ``xgrammar`` and ``outlines`` (outlines-core's regex rules), without a tokenizer, plus vLLM's
   own refusal of a NUL character in a regex; ``auto`` is xgrammar, falling back to guidance, as in vLLM. The
-  constraint becomes vLLM's parameters through :func:`jurist.backends.vllm.structured_outputs`, so the names
-  of vLLM's arguments stay in that module.
+  constraint becomes vLLM's parameters through :func:`jurist.backends.vllm.backend.structured_outputs`, so
+  the names of vLLM's arguments stay in that module.
 * :func:`outlines_core_problem` compiles the regex engine NATIVE uses
-  (:func:`jurist.backends.transformers.constraint_regex`) into an ``outlines_core.Index`` over a vocabulary
+  (:func:`jurist.backends.hf.backend.constraint_regex`) into an ``outlines_core.Index`` over a vocabulary
   of the 256 single bytes: the same automaton the backend builds over the model's tokens.
 """
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 
-from jurist.backends.base import Constraint
-from jurist.backends.transformers import constraint_regex
-from jurist.backends.vllm import structured_outputs
+from jurist.backends.hf.backend import constraint_regex
+from jurist.backends.vllm.backend import structured_outputs
+from jurist.records import Constraint
 
 CHECKED_BACKENDS = ("guidance", "xgrammar", "outlines", "auto")
 

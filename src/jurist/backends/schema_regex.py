@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.backends.base import Constraint, ConstraintKind
+from jurist.records import Constraint, ConstraintKind
 
 FRACTION_DIGITS = 6
 ANNOTATIONS = frozenset(

@@ -16,14 +16,14 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from jurist.backends.base import (
+from jurist.backends.base import RequestFeed
+from jurist.records import (
     ALL_CONSTRAINT_KINDS,
     Completion,
     ConstraintKind,
     GenerationRequest,
     LabelRequest,
     LabelScores,
-    RequestFeed,
     RewardRequest,
     RewardScores,
 )

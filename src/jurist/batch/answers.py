@@ -1,4 +1,4 @@
-"""Answers <-> OpenAI's output shapes: a :class:`~jurist.backends.base.Completion` as a chat completion body
+"""Answers <-> OpenAI's output shapes: a :class:`~jurist.records.Completion` as a chat completion body
 (usage counts, per-token log-probabilities), an output line for a response or an error, and back: a
 results line's body as a :class:`Completion` (for reading hosted batch results into a judge run).
 
@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurist.backends.base import Completion, GenerationRequest
-from jurist.backends.openai import completion_of
+from jurist.backends.remote.openai import completion_of
+from jurist.records import Completion, GenerationRequest
 
 TOO_LONG_CODE = "context_length_exceeded"
 ENGINE_ERROR_CODE = "engine_error"

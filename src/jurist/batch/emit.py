@@ -24,12 +24,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
-from jurist.backends.openai import chat_body
+from jurist.backends.remote.openai import chat_body
 from jurist.batch.reading import SeenIds
 from jurist.batch.shapes import CHAT_URL
 from jurist.engine.core import Engine
 from jurist.engine.spec import RunSpec
+from jurist.records import Completion, ConstraintKind, GenerationRequest
 
 EMIT_KINDS: tuple[ConstraintKind, ...] = ("json_schema",)
 

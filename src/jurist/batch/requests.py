@@ -1,6 +1,6 @@
 """A batch line's body -> the request jurist's backends take, or a refusal naming the field.
 
-* Chat bodies become a :class:`~jurist.backends.base.GenerationRequest`: messages (text content only; a
+* Chat bodies become a :class:`~jurist.records.GenerationRequest`: messages (text content only; a
   ``developer`` message is a system message), ``max_completion_tokens`` / ``max_tokens`` (else the run's
   default), sampling settings, ``stop``, ``seed``, ``logprobs`` / ``top_logprobs``, and ``response_format``
   as a constraint: ``json_schema`` its schema, ``json_object`` any JSON object, each as a regex with no
@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jurist.backends.base import Constraint, ConstraintKind, GenerationRequest, Message
 from jurist.backends.schema_regex import SchemaConstraints, SchemaRegex
 from jurist.batch.shapes import CHAT_URL, EMBEDDINGS_URL, ChatBody, ChatMessage, EmbeddingBody
+from jurist.records import Constraint, ConstraintKind, GenerationRequest, Message
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 REFUSED_FIELDS = ("tools", "functions", "tool_choice", "function_call", "audio", "prediction")

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
 from jurist.batch.answers import completion_from_line
 from jurist.batch.emit import EMIT_KINDS, custom_id
 from jurist.errors import InputError
 from jurist.io.formats import COMPRESSIONS, open_binary
 from jurist.io.records import split_lines
+from jurist.records import Completion, ConstraintKind, GenerationRequest
 
 
 class BatchResults:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from jurist.backends.base import Backend, Completion, GenerationRequest, StreamingBackend, describe
+from jurist.backends.base import Backend, StreamingBackend, describe
 from jurist.batch import answers
 from jurist.batch.reading import BatchInput, Line, SeenIds
 from jurist.batch.requests import EmbeddingRequest, Served
@@ -30,6 +30,7 @@ from jurist.engine.metadata import environment, now
 from jurist.engine.progress import Progress
 from jurist.errors import InputError
 from jurist.io.parts import OutputError
+from jurist.records import Completion, GenerationRequest
 
 DEFAULT_CHUNK_SIZE = 1024
 MAX_OPEN_CHUNKS = 4

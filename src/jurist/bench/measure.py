@@ -19,19 +19,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.backends.base import (
-    Backend,
+from jurist.backends.base import Backend, RequestFeed, StreamingBackend
+from jurist.judges.outputs import JudgeOutput
+from jurist.records import (
     Completion,
     ConstraintKind,
     GenerationRequest,
     LabelRequest,
     LabelScores,
-    RequestFeed,
     RewardRequest,
     RewardScores,
-    StreamingBackend,
 )
-from jurist.judges.outputs import JudgeOutput
 
 NOT_SENT = ("missing_input", "bad_input", "target_error")
 

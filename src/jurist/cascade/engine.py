@@ -106,7 +106,7 @@ def check_memory_shares(judges: Sequence[Judge]) -> None:
     memory shares add up to more than :data:`MEMORY_SHARES_AT_MOST`: every stage's engine stays loaded for
     the whole run (rows go from stage to stage a window at a time), so on one device they share its memory.
     """
-    from jurist.backends.vllm_params import memory_share
+    from jurist.backends.vllm.params import memory_share
 
     engines: dict[str, tuple[int, float | None]] = {}
     for number, judge in enumerate(judges, start=1):

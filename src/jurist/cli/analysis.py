@@ -16,7 +16,7 @@ from jurist.analysis.human import agreement_report, format_report
 from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map
 from jurist.cli.common import fail, format_info
 from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
-from jurist.cli.options import JsonOpt
+from jurist.cli.options import JsonOpt, ResultsArg
 from jurist.engine.summary import num
 from jurist.errors import JuristError
 from jurist.io.parts import read_metadata, running_metadata
@@ -24,7 +24,7 @@ from jurist.io.results import ResultTable
 
 
 def agree(
-    results: Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")],
+    results: ResultsArg,
     labels: LabelsOpt = None,
     label_column: LabelColumnOpt = None,
     labels_id_column: LabelsIdOpt = None,
@@ -50,7 +50,7 @@ def agree(
 
 
 def calibrate(
-    results: Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")],
+    results: ResultsArg,
     column: Annotated[
         str, typer.Option(help="The probability column, e.g. truthfulness.judgment_p.Yes or j.p_a.")
     ],

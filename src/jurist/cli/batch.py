@@ -14,7 +14,7 @@ from jurist.batch.requests import Served
 from jurist.batch.runner import DEFAULT_CHUNK_SIZE, BatchRun, Embedder
 from jurist.cli.common import EXIT_FAILED, fail
 from jurist.cli.harness import run_guarded
-from jurist.cli.options import OverwriteOpt, QuietOpt, SummaryJsonOpt, VerboseOpt
+from jurist.cli.options import EngineOpt, OverwriteOpt, QuietOpt, SummaryJsonOpt, VerboseOpt
 from jurist.config.inference import InferenceConfig
 from jurist.errors import ConfigError, JuristError
 from jurist.io.lock import OutputLock
@@ -58,7 +58,7 @@ def batch(
         list[str] | None,
         typer.Option(help="body.model=local model, e.g. gpt-4o-mini=./qwen-7b (repeat; one local model)."),
     ] = None,
-    engine: Annotated[str | None, typer.Option(help="VLLM (default), NATIVE, REMOTE_VLLM or OPENAI.")] = None,
+    engine: EngineOpt = None,
     engine_param: Annotated[
         list[str] | None, typer.Option(help="An engine parameter KEY=VALUE (repeat), as engine_params.")
     ] = None,
@@ -107,7 +107,7 @@ def batch(
             return create_backend(chat_config)
 
         def embedder() -> Embedder:
-            from jurist.backends.vllm_embed import VLLMEmbedder
+            from jurist.backends.vllm.embed import VLLMEmbedder
 
             assert embed_config is not None
             return VLLMEmbedder(embed_config)

@@ -25,6 +25,7 @@ from jurist.cli.cascade import (
 from jurist.cli.cascade_bench import CascadeBench, bench_cascade
 from jurist.cli.common import fail, overrides
 from jurist.cli.console import run_console
+from jurist.cli.options import EngineOpt, QuietOpt, VerboseOpt
 from jurist.errors import ConfigError, JuristError
 from jurist.io.opening import open_source
 from jurist.io.readers import read_input
@@ -39,7 +40,7 @@ def bench(
     model: Annotated[
         list[str] | None, typer.Option(help="A model to measure (repeat; loaded one after another).")
     ] = None,
-    engine: Annotated[str | None, typer.Option(help="VLLM or NATIVE (or a remote engine).")] = None,
+    engine: EngineOpt = None,
     modes: Annotated[
         str | None,
         typer.Option(
@@ -66,10 +67,8 @@ def bench(
         str | None,
         typer.Option(help="Remote engines: dollars per million input,output tokens, e.g. 0.075,0.3."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal (else OUTPUT/bench.log).")
-    ] = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     cascade: CascadeOpt = None,
     threshold: ThresholdOpt = None,
     abstain: AbstainOpt = False,

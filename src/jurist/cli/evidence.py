@@ -19,11 +19,10 @@ from jurist.analysis.labels import apply_label_map
 from jurist.cli.common import fail
 from jurist.cli.evidence_text import format_audit, format_estimate
 from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
-from jurist.cli.options import JsonOpt
+from jurist.cli.options import JsonOpt, ResultsArg
 from jurist.errors import JuristError
 from jurist.io.results import ResultTable
 
-ResultsArg = Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")]
 JudgeOpt = Annotated[list[str] | None, typer.Option(help="Only these judges (default: all in the table).")]
 ConfidenceOpt = Annotated[float, typer.Option(help="The intervals' confidence level.")]
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 # ------------------------------------------------------------------------------- shared by commands
+ResultsArg = Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line (the summary stays).")]
 VerboseOpt = Annotated[
     bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal too (else in the log file).")

@@ -12,9 +12,9 @@ import typer
 from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.analysis.pairs import PairRules, pairs_file
 from jurist.cli.common import fail
+from jurist.cli.options import ResultsArg
 from jurist.errors import JuristError
 
-ResultsArg = Annotated[Path, typer.Argument(help="A results file written by `jurist judge dataset`.")]
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Where to write: .parquet, .arrow, .jsonl")]
 
 

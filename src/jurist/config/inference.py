@@ -1,7 +1,7 @@
 """The ``inference_config`` section: the judge model, the engine that runs it, and sampling.
 
 ``engine_params`` is a mapping that this package does not interpret: each engine's backend validates its
-own keys (vLLM's are in :mod:`jurist.backends.vllm`), so that an engine's argument names live in that
+own keys (vLLM's are in :mod:`jurist.backends.vllm.backend`), so that an engine's argument names live in that
 engine's module only.
 
 Oumi's keys are accepted too (its ``InferenceConfig``, ``ModelParams``, ``GenerationParams`` and

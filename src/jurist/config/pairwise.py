@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from jurist.config.judge_params import JudgeParams
 from jurist.config.types import ScoringMode, StrictModel
 
 Decision = Literal["probability", "both_orders"]
@@ -89,6 +90,22 @@ class PairwiseJudgeParams(StrictModel):
         "error_b_field",
         mode="before",
     )(_field_candidates)
+
+    def problem_with(self, jp: JudgeParams) -> str | None:
+        """What a pairwise judge's ``judge_params`` may not set, or must set for its decision (None:
+        nothing)."""
+        if self.decision == "probability" and jp.scoring is not ScoringMode.LOGPROBS and jp.samples < 2:
+            return (
+                "pairwise_judge_params.decision probability reads the label probabilities of both orders: it "
+                "needs judge_params.scoring LOGPROBS or judge_params.samples > 1 (or decision both_orders)"
+            )
+        for key in ("judgment_type", "judgment_scores"):
+            if key in jp.model_fields_set:
+                return (
+                    f"judge_params.{key} is not allowed in a pairwise judge: its judgment is the label of "
+                    "the better response (pairwise_judge_params.labels)"
+                )
+        return None
 
     def decision_for(self, judge_params: Any) -> Decision:
         """The decision rule in force for a judge's ``judge_params`` (the default: probability when the

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -94,6 +94,9 @@ class RagJudgeParams(StrictModel):
     (one verdict per context). ``scale`` and ``criteria`` belong to ``criteria_score`` (without
     ``criteria``, each row's ``criteria_field`` column is read).
     """
+
+    takes_samples: ClassVar[bool] = False
+    """Such a judge does not vote on repeated samples (``judge_params.samples`` is refused)."""
 
     metric: RagMetric
     """answer_correctness, answer_relevance, context_precision, context_recall, faithfulness or

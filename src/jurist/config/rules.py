@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -126,6 +126,9 @@ class RuleJudgeParams(StrictModel):
     ``input_fields`` the columns every row must have. The judgment is True when the rule passes (score
     1.0), False otherwise (0.0)."""
 
+    takes_samples: ClassVar[bool] = False
+    """Such a judge does not vote on repeated samples (``judge_params.samples`` is refused)."""
+
     rule_type: str
     """The rule: regex."""
     input_fields: list[str] = Field(min_length=1)
@@ -145,6 +148,14 @@ class RuleJudgeParams(StrictModel):
         if not all(isinstance(name, str) and name.strip() for name in value):
             raise ValueError("input_fields must be non-empty names")
         return value
+
+    def problem_with(self, jp: Any) -> str | None:
+        """What a rule judge's ``judge_params`` (:class:`~jurist.config.judge_params.JudgeParams`) may not
+        set: it runs no model (None: nothing)."""
+        for key in ("scoring", "label_probabilities", "examples"):
+            if key in jp.model_fields_set:
+                return f"judge_params.{key} does not apply to a rule judge: it runs no model"
+        return None
 
     @model_validator(mode="after")
     def _known_rule(self) -> RuleJudgeParams:

@@ -20,8 +20,9 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jurist.backends.base import Backend, Completion, GenerationRequest, Message
+from jurist.backends.base import Backend
 from jurist.backends.schema_regex import schema_constraint
+from jurist.records import Completion, GenerationRequest, Message
 
 ROLES = frozenset({"system", "user", "assistant"})
 

@@ -14,23 +14,21 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from jurist.backends.base import (
-    Backend,
-    Completion,
-    GenerationRequest,
-    LabelRequest,
-    LabelScorer,
-    LabelScores,
-    RewardRequest,
-    RewardScorer,
-    RewardScores,
-)
+from jurist.backends.base import Backend, LabelScorer, RewardScorer
 from jurist.backends.engine_death import stop_if_dead
 from jurist.engine.plan import ChunkPlan, RowTask
 from jurist.errors import JuristError
 from jurist.judges.base import Answer, Step
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.parts import Request
+from jurist.records import (
+    Completion,
+    GenerationRequest,
+    LabelRequest,
+    LabelScores,
+    RewardRequest,
+    RewardScores,
+)
 
 logger = logging.getLogger("jurist")
 R = TypeVar("R")

@@ -13,22 +13,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurist.backends import constraint_kinds
-from jurist.backends.base import (
+from jurist.backends.base import Backend, LabelScorer, RewardScorer, describe
+from jurist.config.inference import InferenceConfig
+from jurist.models.default_model import DEFAULT_MODEL_LABEL
+from jurist.records import (
     ALL_CONSTRAINT_KINDS,
-    Backend,
     Completion,
     ConstraintKind,
     GenerationRequest,
     LabelRequest,
-    LabelScorer,
     LabelScores,
     RewardRequest,
-    RewardScorer,
     RewardScores,
-    describe,
 )
-from jurist.config.inference import InferenceConfig
-from jurist.models.default_model import DEFAULT_MODEL_LABEL
 
 
 class LazyBackend:

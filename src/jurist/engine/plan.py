@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.backends.base import ConstraintKind
 from jurist.config.inference import InferenceConfig
 from jurist.config.templates import MissingValue
 from jurist.io.sources import Chunk
 from jurist.judges.base import Step
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
+from jurist.records import ConstraintKind
 
 ID_COLUMNS = ("row_id", "id")
 

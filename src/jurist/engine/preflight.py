@@ -2,8 +2,9 @@
 backend the run will use (and the run's options that the command line passes as text are valid).
 
 For each judge that needs a model and decodes guided, the constraint its engine will receive is compiled
-by that engine's grammar backend (:mod:`jurist.backends.grammar_check`): vLLM's structured-output backend
-for VLLM (``engine_params.structured_outputs_backend``, default guidance), outlines-core for NATIVE.
+by that engine's grammar backend, as the engine table says (:class:`jurist.backends.registry.GrammarCheck`,
+with :mod:`jurist.backends.grammar_check`): vLLM's structured-output backend for VLLM
+(``engine_params.structured_outputs_backend``, default guidance), outlines-core for NATIVE.
 Remote servers compile their own, with settings jurist cannot see: they are not checked. A constraint the
 backend refuses is a :class:`~jurist.errors.ConfigError` naming the judge and the field at fault, raised
 before any model loads. When the engine's libraries are not installed there is nothing to check here (the
@@ -12,16 +13,14 @@ backend itself then says what to install).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-from jurist.backends.base import Constraint, ConstraintKind
-from jurist.backends.parallel import OnWorkerDeath
-from jurist.config.types import InferenceEngine
+from jurist.backends.parallel.pool import OnWorkerDeath
+from jurist.backends.registry import ENGINES, Compile, GrammarCheck
 from jurist.errors import ConfigError, JuristError
 from jurist.judges.judge import Judge
-
-Compile = Callable[[Constraint], str | None]
+from jurist.records import ConstraintKind
 
 
 def worker_death(value: str) -> OnWorkerDeath:
@@ -33,32 +32,11 @@ def worker_death(value: str) -> OnWorkerDeath:
     raise JuristError(f"--on-worker-death: 'stop' or 'continue', not {value!r}")
 
 
-def _compiler(judge: Judge) -> tuple[str, tuple[ConstraintKind, ...], Compile] | None:
-    """What compiles this judge's constraint: the backend's name, the constraint kinds its engine takes, and
-    the check (None when nothing is checked)."""
+def _compiler(judge: Judge) -> GrammarCheck | None:
+    """How the judge's engine compiles its constraint (the engine table's entry says; None: not checked)."""
     config = judge.config.inference_config
-    try:
-        from jurist.backends import grammar_check, transformers, vllm, vllm_params
-
-        if config.engine is InferenceEngine.VLLM:
-            import llguidance  # noqa: F401  (vLLM's own dependencies: is vLLM there at all?)
-            import vllm as _vllm  # noqa: F401
-
-            backend = vllm_params.engine_params(config.engine_params).structured_outputs_backend
-            name = backend or vllm_params.DEFAULT_STRUCTURED_BACKEND
-            return (
-                f"vLLM's {name} structured-output backend",
-                vllm.CONSTRAINT_KINDS,
-                lambda c: grammar_check.vllm_problem(c, name),
-            )
-        if config.engine is InferenceEngine.NATIVE:
-            import outlines_core  # noqa: F401
-
-            kinds = transformers.TransformersBackend.constraint_kinds
-            return "outlines-core (engine NATIVE)", kinds, grammar_check.outlines_core_problem
-    except ImportError:
-        return None
-    return None
+    entry = ENGINES.get(config.engine)
+    return entry.grammar(config) if entry is not None and entry.grammar is not None else None
 
 
 def check_constraints(judges: Sequence[Judge]) -> None:
@@ -70,7 +48,7 @@ def check_constraints(judges: Sequence[Judge]) -> None:
         compiler = _compiler(judge)
         if compiler is None:
             continue
-        label, kinds, compile_ = compiler
+        label, kinds, compile_ = compiler.label, compiler.kinds, compiler.compile
         try:
             constraint = judge.spec.constraint(kinds)
             problem = compile_(constraint) if constraint is not None else None

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from jurist.backends.base import Backend, ConstraintKind, GenerationRequest, StreamingBackend
+from jurist.backends.base import Backend, StreamingBackend
 from jurist.backends.engine_death import stop_if_dead
 from jurist.engine.dispatch import generate, run_plan
 from jurist.engine.lazy import LazyBackend
@@ -33,6 +33,7 @@ from jurist.io.sources import Chunk
 from jurist.judges.base import Answer, Step
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
+from jurist.records import ConstraintKind, GenerationRequest
 
 logger = logging.getLogger("jurist")
 

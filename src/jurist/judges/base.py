@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from jurist.answer.spec import OutputSpec
-from jurist.backends.base import ALL_CONSTRAINT_KINDS, Completion, ConstraintKind, LabelScores, RewardScores
+from jurist.answer.fields import OutputField
+from jurist.answer.spec import OutputSpec, judgment_field, leading_explanation
+from jurist.config.models import JudgeConfig
 from jurist.config.templates import lookup
 from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts, Request
+from jurist.records import ALL_CONSTRAINT_KINDS, Completion, ConstraintKind, LabelScores, RewardScores
 from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
 
 Answer = Completion | LabelScores | RewardScores
@@ -49,6 +51,17 @@ class JudgeKind(ABC):
     parts_used: ClassVar[tuple[str, ...]] = ("spec", "prompt", "reader", "scorer")
     """The :class:`~jurist.judges.parts.JudgeParts` this kind uses: built (and so checked) when the judge
     is, so that a config error surfaces before any row; the others are never built."""
+
+    @classmethod
+    def output_fields(cls, config: JudgeConfig) -> tuple[OutputField, ...]:
+        """The fields of this kind's answer, in the order the model writes them: by default an explanation
+        (when asked for) and then :meth:`judgment_field`."""
+        return (*leading_explanation(config), cls.judgment_field(config))
+
+    @classmethod
+    def judgment_field(cls, config: JudgeConfig) -> OutputField:
+        """The judgment field of a one-judgment answer: ``judge_params``' judgment type and scores."""
+        return judgment_field(config)
 
     def __init__(self, parts: JudgeParts) -> None:
         self.parts = parts

@@ -11,6 +11,7 @@ from __future__ import annotations
 from jurist.answer.formats import answer_format
 from jurist.config.models import JudgeConfig
 from jurist.config.templates import Template, lookup
+from jurist.config.types import ResponseFormat
 from jurist.errors import ConfigError
 from jurist.render.namespace import build_namespace
 
@@ -19,9 +20,10 @@ def check_config(config: JudgeConfig) -> None:
     """Raise a :class:`ConfigError` naming the file and key for a config no judge can run."""
     jp = config.judge_params
     if config.rubric_judge_params is not None and not answer_format(jp.response_format).delimits_fields:
+        able = [kind.value for kind in ResponseFormat if answer_format(kind).delimits_fields]
         raise ConfigError(
             f"{jp.response_format.value} cannot delimit one judgment per criterion; a rubric judge needs "
-            "JSON or XML",
+            f"{', '.join(able[:-1])} or {able[-1]}",
             source=config.source,
             field="judge_params.response_format",
         )

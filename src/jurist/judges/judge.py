@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from jurist.answer.spec import OutputSpec
-from jurist.backends.base import ALL_CONSTRAINT_KINDS, Constraint, ConstraintKind, GenerationRequest, Message
 from jurist.config.loading import load_judge_config
 from jurist.config.models import JudgeConfig
 from jurist.config.templates import MissingValue
@@ -31,6 +30,7 @@ from jurist.judges.pointwise import PointwiseJudge
 from jurist.judges.rag.kind import RagJudge
 from jurist.judges.reward import RewardJudge
 from jurist.judges.rule import RuleJudge
+from jurist.records import ALL_CONSTRAINT_KINDS, Constraint, ConstraintKind, GenerationRequest, Message
 from jurist.render.prompts import PromptBuilder
 
 logger = logging.getLogger("jurist")
@@ -61,8 +61,9 @@ class Judge:
         self.warnings: list[str] = [*config.warnings, *found]
         """The config's warnings and those found when compiling it (formats, examples)."""
         self.name: str = config.name or "judge"
-        self.parts = JudgeParts(config)
-        self.kind: JudgeKind = kind_for(config)(self.parts)
+        kind = kind_for(config)
+        self.parts = JudgeParts(config, kind.output_fields)
+        self.kind: JudgeKind = kind(self.parts)
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
         self.needs_model: bool = self.kind.needs_model
         """False for a rule judge: it sends no request, and no model loads for it."""

@@ -35,15 +35,18 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
 
+from jurist.answer.fields import OutputField
 from jurist.answer.reading import Reading
-from jurist.backends.base import ConstraintKind
+from jurist.config.models import JudgeConfig
 from jurist.config.pairwise import Decision, PairwiseJudgeParams
 from jurist.config.templates import MissingValue, lookup
+from jurist.config.types import JudgmentType
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
 from jurist.judges.pointwise import AGREEMENT, USABLE
+from jurist.records import ConstraintKind
 from jurist.render.namespace import build_namespace, side_error, side_namespace
 
 Winner = Literal["a", "b", "tie", "inconclusive"]
@@ -76,6 +79,28 @@ class PairwiseJudge(JudgeKind):
 
     kind_name = "pairwise"
     section = "pairwise_judge_params"
+
+    @classmethod
+    def judgment_field(cls, config: JudgeConfig) -> OutputField:
+        """The label of the better response (``pairwise_judge_params.labels``; a tie only if allowed)."""
+        pair = config.pairwise_judge_params
+        assert pair is not None
+        labels = pair.answer_labels
+        scores = {pair.labels.first: 1.0, pair.labels.second: 0.0, pair.labels.tie: 0.5}
+        description = (
+            f"{pair.labels.first} if the first response is better, {pair.labels.second} if the second is"
+        )
+        if pair.allow_tie:
+            description += f", {pair.labels.tie} if they are equally good"
+        return OutputField(
+            "judgment",
+            "judgment",
+            JudgmentType.ENUM,
+            description,
+            tuple(labels),
+            {label: scores[label] for label in labels},
+            max_chars=config.judge_params.max_explanation_chars,
+        )
 
     def __init__(self, parts: JudgeParts) -> None:
         super().__init__(parts)

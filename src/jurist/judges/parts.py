@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 from jurist.answer.fields import OutputField
 from jurist.answer.reading import AnswerReader
 from jurist.answer.scoring import Scorer
 from jurist.answer.spec import OutputSpec, build_output_spec
-from jurist.backends.base import (
+from jurist.config.models import JudgeConfig
+from jurist.config.types import ScoringMode
+from jurist.records import (
     ALL_CONSTRAINT_KINDS,
     ConstraintKind,
     GenerationRequest,
@@ -26,8 +28,6 @@ from jurist.backends.base import (
     Message,
     RewardRequest,
 )
-from jurist.config.models import JudgeConfig
-from jurist.config.types import ScoringMode
 from jurist.render.prompts import PromptBuilder
 
 UNGUIDED_MAX_TOKENS = 1024
@@ -41,13 +41,15 @@ class JudgeParts:
     time it is used, so a kind that sends no prompt (a rule) or reads no answer (a reward model) builds
     none of what it does not use."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, fields: Callable[[JudgeConfig], Sequence[OutputField]]) -> None:
         self.config = config
+        self.fields = fields
+        """What gives the answer's fields: the judge kind's ``output_fields``."""
         self.logprob_scoring = config.judge_params.scoring is ScoringMode.LOGPROBS
 
     @cached_property
     def spec(self) -> OutputSpec:
-        return build_output_spec(self.config)
+        return build_output_spec(self.config, self.fields(self.config))
 
     @cached_property
     def prompt(self) -> PromptBuilder:

@@ -23,12 +23,15 @@ from typing import Any
 
 import pyarrow as pa
 
+from jurist.answer.fields import OutputField, labels_for
 from jurist.answer.labels import LabelDistribution
 from jurist.answer.reading import Reading
-from jurist.backends.base import ConstraintKind
+from jurist.answer.spec import explanation_field
+from jurist.config.models import JudgeConfig
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
+from jurist.records import ConstraintKind
 
 
 def distribution_columns(name: str, found: LabelDistribution) -> dict[str, Any]:
@@ -48,6 +51,27 @@ class PointwiseJudge(JudgeKind):
     """A simple or rubric judge."""
 
     kind_name = "pointwise"
+
+    @classmethod
+    def output_fields(cls, config: JudgeConfig) -> tuple[OutputField, ...]:
+        """A rubric judge's fields: per criterion its explanation (unless switched off), then its judgment;
+        a simple judge's: :meth:`JudgeKind.output_fields`."""
+        rubric = config.rubric_judge_params
+        if rubric is None:
+            return super().output_fields(config)
+        cap = config.judge_params.max_explanation_chars
+        fields: list[OutputField] = []
+        for c in rubric.criteria:
+            if c.include_explanation:
+                why = f"why you judged {c.id} as you did"
+                fields.append(explanation_field(f"{c.id}_explanation", why, cap, c.id))
+            labels = labels_for(c.judgment_type, c.judgment_scores)
+            fields.append(
+                OutputField(
+                    c.id, "judgment", c.judgment_type, c.description, labels, c.judgment_scores, cap, c.id
+                )
+            )
+        return tuple(fields)
 
     def failure(self, status: Status, error: str) -> JudgeOutput:
         nothing = self._nothing()

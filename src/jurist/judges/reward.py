@@ -19,13 +19,13 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from jurist.backends.base import ConstraintKind, Message, RewardRequest, RewardScores
 from jurist.config.models import RewardJudgeParams
 from jurist.config.templates import Template
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
+from jurist.records import ConstraintKind, Message, RewardRequest, RewardScores
 from jurist.render.namespace import build_namespace
 
 

@@ -22,13 +22,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.backends.base import ConstraintKind
 from jurist.config.rules import RuleJudgeParams
 from jurist.config.templates import MissingValue
 from jurist.judges.base import Answer, JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
+from jurist.records import ConstraintKind
 
 RULE_MODEL = "rule"
 """What a rule judge's ``j.model`` column says: no model judged the row."""

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jurist.backends import create_backend
-from jurist.backends.base import Backend, GenerationRequest, Message
+from jurist.backends.base import Backend
 from jurist.backends.callable import CallableBackend
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
@@ -39,6 +39,7 @@ from jurist.judges.rag.flows import DETAILS
 from jurist.judges.rag.inputs import context_texts
 from jurist.judges.rag.prompts import PROMPT_VERSION
 from jurist.rag.results import ON_ERROR, JudgementError, JudgeResult, OnError
+from jurist.records import GenerationRequest, Message
 
 PREFERENCE = "preference"
 PREFERENCE_CONFIG = "pairwise/preference"

@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from jurist.answer.spec import OutputSpec
-from jurist.backends.base import Message
 from jurist.config.models import JudgeConfig
 from jurist.config.templates import Template
 from jurist.config.types import JudgmentType
 from jurist.errors import ConfigError
+from jurist.records import Message
 from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
 
 logger = logging.getLogger("jurist")

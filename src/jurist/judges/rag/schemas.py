@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurist.answer.jsontext import first_json_object, json_string_max_bytes, json_string_regex
-from jurist.backends.base import Constraint, ConstraintKind
+from jurist.records import Constraint, ConstraintKind
 
 YES_NO = ("Yes", "No")
 

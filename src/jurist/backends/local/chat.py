@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jurist.backends.base import Message
+from jurist.records import Message
 
 
 class ChatRenderer:

@@ -17,14 +17,14 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from jurist.backends.base import Completion, ConstraintKind, GenerationRequest, RewardRequest, RewardScores
-from jurist.backends.chat import ChatRenderer
-from jurist.backends.hf_loading import load_pretrained, require_native
-from jurist.backends.transformers import engine_params
+from jurist.backends.hf.backend import engine_params
+from jurist.backends.hf.loading import load_pretrained, require_native
+from jurist.backends.local.chat import ChatRenderer
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
 from jurist.models.default_model import DEFAULT_MODEL_LABEL
 from jurist.models.weights import weights_fingerprint
+from jurist.records import Completion, ConstraintKind, GenerationRequest, RewardRequest, RewardScores
 
 logger = logging.getLogger("jurist")
 

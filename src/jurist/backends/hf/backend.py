@@ -3,7 +3,7 @@
 The model runs through ``transformers``' own ``model.generate``; every request's answer is constrained
 with ``outlines_core`` (the regular-expression engine of outlines 1.x):
 
-* **Constraint.** A request's :class:`~jurist.backends.base.Constraint` becomes one full-match regex
+* **Constraint.** A request's :class:`~jurist.records.Constraint` becomes one full-match regex
   (``regex``, else the alternation of ``choices``, else the regex outlines derives from ``json_schema``).
   It is compiled once per backend into an ``outlines_core.Index`` over the tokenizer's vocabulary, given as
   the raw bytes of each token (so byte-level BPE pieces of one UTF-8 character are handled exactly) and
@@ -16,7 +16,7 @@ with ``outlines_core`` (the regular-expression engine of outlines 1.x):
   order. A batch generates at most ``context - longest prompt`` tokens, so that no position passes the
   model's context.
 * **Sampling.** ``temperature == 0`` is greedy. Otherwise temperature, top-k, top-p and min-p are applied
-  by a sampler of jurist's own (:class:`~jurist.backends.hf_plugins.SeededSampler`): transformers draws
+  by a sampler of jurist's own (:class:`~jurist.backends.hf.plugins.SeededSampler`): transformers draws
   every sequence of a batch from one global random stream, where a judge wants each request's ``seed`` to
   give the same answer whatever else shares its batch. The sampler draws each sequence's token from a
   ``torch.Generator`` seeded with that request's ``seed`` (a random seed from torch's global generator when
@@ -32,7 +32,7 @@ labels' token trie. :meth:`TransformersBackend.from_model` wraps a model already
 
 ``inference_config.engine_params`` for engine NATIVE (:class:`NativeEngineParams`): ``batch_size``
 (sequences per ``generate`` call, default 16), ``device`` and ``head_dtype`` (label scores projected in
-float32 by default, :class:`~jurist.backends.hf_labels.Float32Head`).
+float32 by default, :class:`~jurist.backends.hf.labels.Float32Head`).
 
 torch, transformers and outlines_core are imported only inside functions, so importing this module is
 free on machines without them.
@@ -50,7 +50,18 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from jurist.backends.base import (
+from jurist.backends.hf.labels import forward_step, head_for, label_scores
+from jurist.backends.hf.loading import load_pretrained, require_native
+from jurist.backends.hf.plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
+from jurist.backends.hf.vocab import token_bytes
+from jurist.backends.local.chat import ChatRenderer
+from jurist.backends.schema_regex import compile_schema
+from jurist.config.inference import InferenceConfig
+from jurist.config.types import StrictModel
+from jurist.errors import BackendError, ConfigError
+from jurist.models.resolve import resolve_model
+from jurist.models.weights import weights_fingerprint
+from jurist.records import (
     Completion,
     Constraint,
     ConstraintKind,
@@ -59,17 +70,6 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScores,
 )
-from jurist.backends.chat import ChatRenderer
-from jurist.backends.hf_labels import forward_step, head_for, label_scores
-from jurist.backends.hf_loading import load_pretrained, require_native
-from jurist.backends.hf_plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
-from jurist.backends.hf_vocab import token_bytes
-from jurist.backends.schema_regex import compile_schema
-from jurist.config.inference import InferenceConfig
-from jurist.config.types import StrictModel
-from jurist.errors import BackendError, ConfigError
-from jurist.models.resolve import resolve_model
-from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
 
@@ -300,7 +300,7 @@ class TransformersBackend:
 
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
         """log P(label | prompt, answer prefix) for every label (``judge_params.scoring: LOGPROBS``): one
-        batched forward pass per depth of the labels' token trie (:mod:`jurist.backends.hf_labels`)."""
+        batched forward pass per depth of the labels' token trie (:mod:`jurist.backends.hf.labels`)."""
         if self._model is None:
             raise BackendError("the transformers backend is closed")
         return label_scores(

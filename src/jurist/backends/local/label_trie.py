@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from jurist.backends.chat import common_prefix
+from jurist.backends.local.chat import common_prefix
 
 Step = Callable[[Sequence[tuple[list[int], list[int]]]], list[Mapping[int, float]]]
 """(prompt token ids, allowed next token ids) per node -> {token id: log-probability} per node."""

@@ -40,18 +40,11 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
-from jurist.backends.base import (
-    Backend,
-    Completion,
-    ConstraintKind,
-    GenerationRequest,
-    LabelRequest,
-    LabelScores,
-    RequestFeed,
-)
-from jurist.backends.parallel_worker import worker_main
+from jurist.backends.base import Backend, RequestFeed
+from jurist.backends.parallel.worker import worker_main
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
+from jurist.records import Completion, ConstraintKind, GenerationRequest, LabelRequest, LabelScores
 
 logger = logging.getLogger("jurist")
 

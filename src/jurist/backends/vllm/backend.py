@@ -1,7 +1,7 @@
 """The vLLM backend: the offline engine in this process, fed one chunk at a time (``generate``) or kept
 full across chunks (``stream``).
 
-This module and :mod:`jurist.backends.vllm_params` (the engine arguments ``engine_params`` may set,
+This module and :mod:`jurist.backends.vllm.params` (the engine arguments ``engine_params`` may set,
 validated there) are the only ones that name vLLM's arguments (its structured-output API has been renamed
 before): here the sampling parameters, and the structured-output parameters for the local engine
 (:func:`structured_outputs`) and for ``vllm serve`` (:func:`server_fields`).
@@ -31,7 +31,24 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from jurist.backends.base import (
+from jurist.backends.base import RequestFeed
+from jurist.backends.local.chat import ChatRenderer
+from jurist.backends.local.label_trie import split_labels, trie_scores
+from jurist.backends.local.placement import cpu_kv_cache_bytes, environment, gpu_name, vllm_on_cpu
+from jurist.backends.vllm.outputs import completion_from, prefix_cache_stats
+from jurist.backends.vllm.params import (
+    CPU_BLOCK_SIZE,
+    CPU_MEMORY_SHARE,
+    DEFAULT_STRUCTURED_BACKEND,
+    GPU_MEMORY_SHARE,
+    engine_params,
+)
+from jurist.backends.vllm.watchdog import Watchdog, child_processes
+from jurist.config.inference import InferenceConfig
+from jurist.errors import BackendError, ConfigError
+from jurist.models.resolve import resolve_model
+from jurist.models.weights import weights_fingerprint
+from jurist.records import (
     Completion,
     Constraint,
     ConstraintKind,
@@ -39,26 +56,9 @@ from jurist.backends.base import (
     LabelRequest,
     LabelScores,
     Message,
-    RequestFeed,
     RewardRequest,
     RewardScores,
 )
-from jurist.backends.chat import ChatRenderer
-from jurist.backends.label_trie import split_labels, trie_scores
-from jurist.backends.placement import cpu_kv_cache_bytes, environment, gpu_name, vllm_on_cpu
-from jurist.backends.vllm_outputs import completion_from, prefix_cache_stats
-from jurist.backends.vllm_params import (
-    CPU_BLOCK_SIZE,
-    CPU_MEMORY_SHARE,
-    DEFAULT_STRUCTURED_BACKEND,
-    GPU_MEMORY_SHARE,
-    engine_params,
-)
-from jurist.backends.watchdog import Watchdog, child_processes
-from jurist.config.inference import InferenceConfig
-from jurist.errors import BackendError, ConfigError
-from jurist.models.resolve import resolve_model
-from jurist.models.weights import weights_fingerprint
 
 logger = logging.getLogger("jurist")
 
@@ -150,7 +150,7 @@ class VLLMBackend:
             "block_size": ep.block_size or (CPU_BLOCK_SIZE if on_cpu else None),
             "disable_log_stats": False,
             "seed": 0,
-            "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm_embed`)
+            "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm.embed`)
         }
         if on_cpu:
             kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes or cpu_kv_cache_bytes(
@@ -364,9 +364,9 @@ class VLLMBackend:
 
     # ------------------------------------------------------------------------------------- labels
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        """log P(label | prompt, answer prefix) for every label (:mod:`jurist.backends.label_trie`), from
-        next-token log-probabilities of exactly the trie's child tokens (``logprob_token_ids``), never from
-        prompt log-probabilities, so the shared prefix stays in the prefix cache."""
+        """log P(label | prompt, answer prefix) for every label (:mod:`jurist.backends.local.label_trie`),
+        from next-token log-probabilities of exactly the trie's child tokens (``logprob_token_ids``), never
+        from prompt log-probabilities, so the shared prefix stays in the prefix cache."""
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 

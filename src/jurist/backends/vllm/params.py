@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from jurist.backends.placement import vllm_on_cpu
-from jurist.backends.watchdog import DEFAULT_STALL_S
+from jurist.backends.local.placement import vllm_on_cpu
+from jurist.backends.vllm.watchdog import DEFAULT_STALL_S
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import ConfigError

@@ -1,14 +1,14 @@
 """Embeddings on vLLM's pooling runner (``/v1/embeddings`` lines of ``jurist batch``).
 
-The engine is a :class:`~jurist.backends.vllm.VLLMBackend` loaded with ``pooling=True`` (its arguments are
-named there); a causal LM loaded this way is read as an embedding model (vLLM pools its last token).
+The engine is a :class:`~jurist.backends.vllm.backend.VLLMBackend` loaded with ``pooling=True`` (its arguments
+are named there); a causal LM loaded this way is read as an embedding model (vLLM pools its last token).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jurist.backends.vllm import VLLMBackend
+from jurist.backends.vllm.backend import VLLMBackend
 from jurist.config.inference import InferenceConfig
 
 

@@ -1,4 +1,5 @@
-"""The worker side of :mod:`jurist.backends.parallel`: one process, one real backend, requests from a pipe.
+"""The worker side of :mod:`jurist.backends.parallel.pool`: one process, one real backend, requests from a
+pipe.
 
 :func:`worker_main` places the process (its GPUs or cores come in its environment), builds its backend
 with the picklable factory, says ``ready`` (model id, constraint kinds, how many requests to keep in
@@ -18,7 +19,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from jurist.backends.base import Backend, Completion, GenerationRequest, LabelScores, StreamingBackend
+from jurist.backends.base import Backend, StreamingBackend
+from jurist.records import Completion, GenerationRequest, LabelScores
 
 logger = logging.getLogger("jurist")
 

@@ -1,14 +1,14 @@
-"""Reading vLLM's results: a finished request's output as a :class:`~jurist.backends.base.Completion`, and
+"""Reading vLLM's results: a finished request's output as a :class:`~jurist.records.Completion`, and
 the engine's prefix-cache counters. Attributes of vLLM's outputs only; its arguments are named in
-:mod:`jurist.backends.vllm`."""
+:mod:`jurist.backends.vllm.backend`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from jurist.backends.base import Completion, GenerationRequest
-from jurist.backends.chat import clean_text
+from jurist.backends.local.chat import clean_text
+from jurist.records import Completion, GenerationRequest
 
 
 def completion_from(output: Any, request: GenerationRequest) -> Completion:

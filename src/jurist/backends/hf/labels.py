@@ -1,8 +1,9 @@
 """Label scoring for engine NATIVE (``judge_params.scoring: LOGPROBS``) with transformers.
 
 Each label is tokenized as the continuation of the chat prompt and the answer's fixed prefix; the labels'
-token trie (:mod:`jurist.backends.label_trie`) is walked one depth at a time, and each depth is one batched
-forward pass: the last position's log-softmax over the full vocabulary, read at the trie's child tokens.
+token trie (:mod:`jurist.backends.local.label_trie`) is walked one depth at a time, and each depth is one
+batched forward pass: the last position's log-softmax over the full vocabulary, read at the trie's child
+tokens.
 Prompts are sorted by length and left-padded, with positions counted from each prompt's own start, so a
 prompt's scores do not depend on what shares its batch beyond floating-point summation order.
 
@@ -15,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from jurist.backends.base import LabelRequest, LabelScores, Message
-from jurist.backends.label_trie import Step, split_labels, trie_scores
+from jurist.backends.local.label_trie import Step, split_labels, trie_scores
+from jurist.records import LabelRequest, LabelScores, Message
 
 
 def label_scores(

@@ -4,14 +4,14 @@ Requests go to ``{api_url}/chat/completions`` concurrently (``remote_params.num_
 the standard library's HTTP client. The constraint is sent the way each server understands it:
 
 * ``REMOTE_VLLM`` (``vllm serve``): the same compact regex the local engine enforces, in vLLM's own
-  request fields (:func:`jurist.backends.vllm.server_fields`);
+  request fields (:func:`jurist.backends.vllm.backend.server_fields`);
 * ``OPENAI``: ``response_format: {"type": "json_schema", ...}`` with the judge's JSON schema (OpenAI has
   no regex constraint; XML answers go unconstrained and are parsed as usual).
 
 A server that rejects a prompt as longer than the model's context gives the row ``too_long``; any other
-failure, after the retries :mod:`jurist.backends.http_retry` allows (for 408, 429 and 5xx answers, reset
-connections and requests unanswered for ``remote_params.timeout_s``), gives that row ``error`` with the last
-failure and why retrying stopped. Nothing raises for one row.
+failure, after the retries :mod:`jurist.backends.remote.http_retry` allows (for 408, 429 and 5xx answers,
+reset connections and requests unanswered for ``remote_params.timeout_s``), gives that row ``error`` with the
+last failure and why retrying stopped. Nothing raises for one row.
 
 Engine ``OPENAI`` reads its key from ``OPENAI_API_KEY`` unless ``remote_params`` names another variable
 (or gives the key), and its URL from ``OPENAI_BASE_URL`` when the config has none, as OpenAI's SDK does.
@@ -32,12 +32,18 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurist.backends.base import Completion, ConstraintKind, GenerationRequest
-from jurist.backends.http_retry import RETRY_STATUS, Attempts, RetryPolicy, ServerHealth, retry_after_seconds
-from jurist.backends.vllm import CONSTRAINT_KINDS, server_fields
+from jurist.backends.remote.http_retry import (
+    RETRY_STATUS,
+    Attempts,
+    RetryPolicy,
+    ServerHealth,
+    retry_after_seconds,
+)
+from jurist.backends.vllm.backend import CONSTRAINT_KINDS, server_fields
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import InferenceEngine
 from jurist.errors import BackendError
+from jurist.records import Completion, ConstraintKind, GenerationRequest
 
 _CONTEXT_WORDS = ("maximum context length", "context length", "too long", "max_model_len")
 _DEFAULT_URLS = {InferenceEngine.OPENAI: "https://api.openai.com/v1"}

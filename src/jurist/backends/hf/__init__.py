@@ -1,0 +1,1 @@
+"""Hugging Face transformers in this process (engine NATIVE): causal LMs, label scores, reward models."""

@@ -1,0 +1,1 @@
+"""What the local engines (vLLM, transformers) share: chat templates, device placement, label tries."""

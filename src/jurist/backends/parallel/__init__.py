@@ -1,0 +1,1 @@
+"""Data parallel on one machine: a streaming backend over N engine processes, and their worker."""

@@ -1,0 +1,1 @@
+"""Engines behind HTTP: OpenAI-compatible servers (REMOTE_VLLM, OPENAI, hosted APIs) and retries."""
