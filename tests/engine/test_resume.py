@@ -16,7 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from jurist import Engine, InputError, ScriptedBackend
+from jurist.engine.spec import Selection
 from jurist.io.parts import MANIFEST, check_output, parts_dir
+from jurist.launch import Placement, launch
 
 JOB = Path(__file__).with_name("resume_job.py")
 ROWS = 200
@@ -140,7 +142,8 @@ def test_retry_failed_rejudges_only_the_failed_rows(source: Path, tmp_path: Path
     assert failed and len(failed) < ROWS
     calls.clear()
     fixed = ScriptedBackend([json.dumps({"judgment": "No"})], cycle=True)
-    summary = Engine(judge, fixed).run_file(source, output, retry_failed=True)
+    spec = Engine(judge, fixed).spec(Selection(source))
+    summary = launch(spec, Placement(retry_failed=True), backend=fixed).run(output)
     assert len(fixed.requests) == len(failed)  # only the failed rows were sent
     assert summary.retried == {"j": len(failed)}
     second = pq.read_table(output)

@@ -29,7 +29,7 @@ from jurist.engine.assemble import Assembler
 from jurist.engine.lazy import NO_MODEL, lazy
 from jurist.engine.plan import backend_key, chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
-from jurist.engine.run import FileRunOptions, LocalBatches, RetryBatches, run_file
+from jurist.engine.run import FileRunOptions, LocalBatches, run_file
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.stream import Outputs, Tally, judge_chunks
 from jurist.engine.summary import RunSummary
@@ -276,12 +276,7 @@ class Engine:
         return cls(list(spec.judges), backend, backend_factory=backend_factory, options=spec.options)
 
     def run_file(
-        self,
-        input_path: Any,
-        output_path: str | Path,
-        *,
-        retry_failed: bool = False,
-        **options: Unpack[FileRunOptions],
+        self, input_path: Any, output_path: str | Path, **options: Unpack[FileRunOptions]
     ) -> RunSummary:
         """Judge a dataset into a results file that survives a crash, and return the run's summary.
 
@@ -289,13 +284,13 @@ class Engine:
         :func:`~jurist.io.opening.open_source` reads (``input_format`` overrides a file's extension);
         ``limit`` / ``sample`` (with ``seed``) choose rows. Results are committed per chunk
         (:mod:`jurist.io.parts`): a rerun of the same run resumes after the last committed chunk, and finds a
-        finished run complete; results of another run are refused unless ``overwrite``. ``retry_failed``
-        re-judges, in a finished run, only the (row, judge) pairs whose status is not ``ok``. ``progress``: a
-        stream for the progress line (None: no progress line). The run itself is a
-        :class:`~jurist.engine.run.Run` of :meth:`spec`.
+        finished run complete; results of another run are refused unless ``overwrite``; ``repair`` judges
+        the rows of damaged committed parts again. ``progress``: a stream for the progress line (None: no
+        progress line). The run itself is a :class:`~jurist.engine.run.Run` of :meth:`spec` on this engine's
+        own batches; anything else (data parallel, Ray, a cascade, ``--retry-failed``, batch results) goes
+        through the front door, :func:`jurist.launch.launch`.
         """
-        batches = RetryBatches() if retry_failed else LocalBatches()
-        return run_file(self, self.spec, batches, input_path, output_path, options)
+        return run_file(self, self.spec, LocalBatches(), input_path, output_path, options)
 
     def spec(self, rows: Selection) -> RunSpec:
         """The spec of a run of this engine (its judges and options, as built) over ``rows``."""
