@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
-from jurist.backends import create_backend
+from jurist.backends import check_engine_params, create_backend
 from jurist.backends.base import Backend
 from jurist.backends.parallel.pool import OnWorkerDeath, data_parallel_factory
 from jurist.batch.emit import Emitted, emit_batch
@@ -149,8 +149,12 @@ def launch(
     """The engine and batch source of a run of ``spec`` placed as ``placement``; a cascade's thresholds are
     calibrated now when the spec asks for it (judging the labelled rows; kept beside ``output`` for a
     rerun). ``backend``: one backend for every judge; ``backend_factory``: what makes a backend per model
-    (default: from each judge's inference config). Bad combinations are refused before any model loads."""
+    (default: from each judge's inference config). Bad combinations, and ``engine_params`` an engine does not
+    take (unless ``backend`` is given: then no engine is made from the configs), are refused before any model
+    loads."""
     refuse(spec, placement)
+    if backend is None:
+        check_engines(spec)
     if spec.answers is not None:
         if backend is not None:
             raise InputError("answers come from the batch results file: pass no backend")
@@ -175,7 +179,15 @@ def emit(spec: RunSpec, path: Path, placement: Placement = Placement()) -> Emitt
     """``--emit-batch``: write the requests of a run of ``spec`` as an OpenAI batch input file (nothing is
     judged); the options that would judge are refused."""
     refuse(spec, placement, emitting=True)
+    check_engines(spec)
     return emit_batch(spec, path)
+
+
+def check_engines(spec: RunSpec) -> None:
+    """Refuse (:class:`~jurist.errors.ConfigError`, naming the key) ``engine_params`` a judge's engine does
+    not take."""
+    for config in spec.judges:
+        check_engine_params(config.inference_config)
 
 
 def _cascade(

@@ -105,3 +105,17 @@ def test_the_fingerprint_comes_from_the_spec_alone(source: Path, tmp_path: Path)
     panel = replace(two, options=replace(two.options, panel=True))
     quorum = replace(panel, options=replace(panel.options, quorum=2))
     assert panel.fingerprint(identity) == quorum.fingerprint(identity)  # two judges: a majority is 2
+
+
+def test_the_front_door_refuses_engine_params_the_engine_does_not_take(source: Path, tmp_path: Path) -> None:
+    """Before any model loads, for a run and for writing its requests; a backend given takes the configs'
+    place, so their engine settings are not read."""
+    bad = {**JUDGE, "inference_config": {"engine_params": {"flux": 1}}}
+    spec = RunSpec((load_judge_config(bad),), Selection(str(source), limit=5))
+    with pytest.raises(JuristError, match=r"inference_config\.engine_params: flux: unknown key"):
+        launch(spec)
+    with pytest.raises(JuristError, match="flux: unknown key"):
+        emit(spec, tmp_path / "requests.jsonl")
+    assert not (tmp_path / "requests.jsonl").exists()
+    summary = launch(spec, backend=ScriptedBackend([ANSWER], cycle=True)).run(tmp_path / "out.parquet")
+    assert summary.rows == 5

@@ -203,8 +203,6 @@ def dataset_spec(
         configs = stage_configs(cascading[0], settings)
     else:
         configs = [load_judge_config(r, settings) for r in refs or []]
-    for cfg in configs:
-        check_engine_params(cfg.inference_config)
     cascade = cascading[1] if cascading is not None else None
     return RunSpec(tuple(configs), rows, options, cascade=cascade, answers=answers)
 
