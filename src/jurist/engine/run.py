@@ -4,9 +4,12 @@ A :class:`Run` takes a spec (:class:`~jurist.engine.spec.RunSpec`), an engine an
 everything between "these rows, these judges" and "a finished results file": it opens the input (columns
 checked), decides from the output what to do (start, resume, report complete, refuse), writes the run
 metadata, commits judged batches to the result store (:mod:`jurist.io.parts`), shows progress, computes the
-panel's agreement, builds the summary and merges the parts at the end. Where the judged batches come from
-is a :class:`BatchSource`: the local engine (:class:`LocalBatches`), re-judging a finished run's failed rows
-(:class:`RetryBatches`), or Ray blocks (:class:`~jurist.engine.ray_job.RayBatches`).
+panel's agreement, builds the summary and merges the parts at the end. Where the judged batches come from,
+and everything that differs between such sources (which file is written, the rows done before, how a
+damaged part's rows are judged again), is asked of a :class:`BatchSource`: the local engine
+(:class:`LocalBatches`), re-judging a finished run's failed rows (:class:`RetryBatches`), Ray blocks
+(:class:`~jurist.engine.ray_job.RayBatches`) or a cascade's stages
+(:class:`~jurist.cascade.batches.CascadeBatches`). The front door, :func:`jurist.launch.launch`, chooses it.
 """
 
 from __future__ import annotations
