@@ -197,14 +197,15 @@ def _cascade(
     backend: Backend | None,
     backend_factory: BackendFactory | None,
 ) -> Launch:
-    """A cascade's launch: its constraints checked before calibration loads a model, then calibrated."""
+    """A cascade's launch, calibrated when the spec asks for it: the stages' constraints are checked first,
+    since calibration loads their models before the run would check them."""
     assert spec.cascade is not None
     engine = CascadeEngine.for_spec(spec, backend, backend_factory=backend_factory)
-    if backend is None:
-        check_constraints(engine.judges)
     notes: list[str] = []
     calibration = spec.cascade.calibration
     if spec.cascade.pending and calibration is not None:
+        if backend is None:
+            check_constraints(engine.judges)
         cache = cache_path(output) if output is not None else None
         engine.plan, notes = calibrate(engine, spec.rows, calibration, cache)
         spec = replace(spec, cascade=replace(spec.cascade, calibrated=engine.plan))

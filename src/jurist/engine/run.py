@@ -188,7 +188,9 @@ class Run:
         engine, spec = self.engine, self.spec
         source = spec.rows.open(spec.options.id_column)
         engine.check_columns(source)
-        return source, spec.recorded_options(engine.chunk_size), spec.fingerprint(source.identity())
+        decisive = spec.decisive_options()  # once: a batch results file is read for its identity
+        run_id = spec.fingerprint(source.identity(), decisive)
+        return source, {**decisive, "chunk_size": engine.chunk_size}, run_id
 
     def execute(self, batches: BatchSource | None = None) -> RunSummary:
         """Judge the rows from ``batches`` (default: the local engine) into the output, durably, holding the

@@ -102,10 +102,6 @@ class RunSpec:
             raise ValueError("the cascade's thresholds are not calibrated yet (jurist.launch.launch does it)")
         return self.cascade.plan(self.names)
 
-    def recorded_options(self, chunk_size: int) -> dict[str, Any]:
-        """The options a run records in its metadata: :meth:`decisive_options` and the chunk size."""
-        return {**self.decisive_options(), "chunk_size": chunk_size}
-
     def decisive_options(self) -> dict[str, Any]:
         """What besides the judges and the input decides the results (part of the fingerprint)."""
         options = self.options
@@ -123,6 +119,8 @@ class RunSpec:
             decisive["answers"] = file_identity(self.answers)
         return decisive
 
-    def fingerprint(self, input_identity: dict[str, Any]) -> str:
-        """A short hash of what decides the results of this spec's run over the input so identified."""
-        return fingerprint(self.judges, input_identity, self.decisive_options())
+    def fingerprint(self, input_identity: dict[str, Any], decisive: dict[str, Any] | None = None) -> str:
+        """A short hash of what decides the results of this spec's run over the input so identified
+        (``decisive``: :meth:`decisive_options`, when the caller already has them)."""
+        options = self.decisive_options() if decisive is None else decisive
+        return fingerprint(self.judges, input_identity, options)
