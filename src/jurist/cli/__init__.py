@@ -11,6 +11,7 @@
     jurist estimate RESULTS --labels F    PPI++ corrected means with intervals
     jurist audit RESULTS [--labels F]     position, length, lean, confidence, agreement
     jurist report RESULTS -o R.html       one self-contained HTML report
+    jurist label RESULTS --labels F       label rows on a local web page (append-only, resumable)
     jurist filter RESULTS -o KEPT   keep rows by gates, predicates, quantiles, top-k
     jurist pairs RESULTS -o PAIRS   preference pairs for DPO
     jurist bench -c C -i F          throughput of judges on models (rows/s, tokens/s, latency, memory)
@@ -28,6 +29,7 @@ import typer
 
 from jurist.cli import analysis, batch, bench, evidence, judging, models, training
 from jurist.cli.common import EXTRA
+from jurist.cli.label import label as label_command
 
 app = typer.Typer(
     name="jurist",
@@ -48,6 +50,7 @@ app.command("calibrate")(analysis.calibrate)
 app.command("estimate")(evidence.estimate)
 app.command("audit")(evidence.audit)
 app.command("report")(evidence.report)
+app.command("label")(label_command)
 app.command("bench", context_settings=EXTRA)(bench.bench)
 app.command("filter")(training.filter_command)
 app.command("pairs")(training.pairs_command)
