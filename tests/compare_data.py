@@ -34,15 +34,20 @@ def config(name: str, scoring: str = "GENERATE", judgment_type: str = "BOOL") ->
 
 
 def plan_rows(
-    plan: Sequence[tuple[str, str]], probabilities: Sequence[tuple[float, float]] | None = None
+    plan: Sequence[tuple[str, str]],
+    probabilities: Sequence[tuple[float, float]] | None = None,
+    *,
+    ids: bool = True,
 ) -> list[dict[str, Any]]:
-    """One input row per (verdict of A, verdict of B); ids ``r0``, ``r1``, ..."""
+    """One input row per (verdict of A, verdict of B); ids ``r0``, ``r1``, ... (without ``ids``, the
+    results' row ids are the row positions)."""
     rows = []
     for i, (a, b) in enumerate(plan):
         request = f"question {i} A={a} B={b}"
         if probabilities is not None:
             request += f" pA={probabilities[i][0]:.6f} pB={probabilities[i][1]:.6f}"
-        rows.append({"id": f"r{i}", "request": request, "response": f"answer {i} <b>&</b>"})
+        row = {"request": request, "response": f"answer {i} <b>&</b>"}
+        rows.append({"id": f"r{i}", **row} if ids else row)
     return rows
 
 

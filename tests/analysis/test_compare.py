@@ -121,15 +121,22 @@ def _simulated(rng: np.random.Generator, informative: bool, rows: int = 3000, la
     return accuracy_difference(verdict_a != verdict_b, d, predicted, 0.95)
 
 
-@pytest.mark.parametrize("informative", [True, False])
-def test_the_accuracy_difference_interval_covers_the_true_difference(informative: bool) -> None:
-    rng = np.random.default_rng(11 + informative)
-    draws = [_simulated(rng, informative) for _ in range(1000)]
+@pytest.mark.parametrize(
+    ("informative", "rows", "labelled"), [(True, 3000, 300), (False, 3000, 300), (True, 400, 400)]
+)
+def test_the_accuracy_difference_interval_covers_the_true_difference(
+    informative: bool, rows: int, labelled: int
+) -> None:
+    """1,000 tables drawn from judges right 80 % and 74 % of the time: 95 % intervals cover the true
+    difference, 0.06, 93-97 % of the time (a binomial tolerance of about 3 standard deviations); a small
+    table labelled throughout too, where how often the judges differ is itself uncertain."""
+    rng = np.random.default_rng(11 + informative + rows)
+    draws = [_simulated(rng, informative, rows, labelled) for _ in range(1000)]
     covered = np.mean([r["ppi"]["low"] <= 0.06 <= r["ppi"]["high"] for r in draws])
     assert 0.93 <= covered <= 0.97, covered
     assert np.mean([r["ppi"]["estimate"] for r in draws]) == pytest.approx(0.06, abs=0.004)  # unbiased
-    if informative:  # confidences that predict who is right buy labels
-        assert np.mean([r["effective_labels"] for r in draws]) > 1.2 * 300
+    if informative and labelled < rows:  # confidences that predict who is right buy labels
+        assert np.mean([r["effective_labels"] for r in draws]) > 1.2 * labelled
 
 
 # ------------------------------------------------------------------------------------------ two tables

@@ -21,8 +21,14 @@ and its interval valid whatever the confidences are worth, and without confidenc
 estimate is the labelled rows' mean of ``d`` over ``D``, scaled by ``N_D / N``: the stratified estimate.
 Stratifying never needs a prediction on the rows where the judges agree and spends no variance there: the
 plain paired mean of ``d`` over the labelled rows (``labels_only`` in the result) counts those rows' zeros
-with the noise of how many of them were labelled. The interval is normal (``estimate +- z * se``), ``se``
-scaled by ``N_D / N`` (a known constant for the rows at hand); it wants some 30 labelled rows in ``D``.
+with the noise of how many of them were labelled.
+
+The interval is normal (``estimate +- z * se``) with the delta method's
+``se² = (N_D / N)² se_D² + theta_D² (N_D / N)(1 - N_D / N) / N``: the second term counts the share of rows
+where the judges differ as the sample it is of how often they differ, so that the interval is about the
+two judges on rows drawn as these were (and covers the mean over these very rows the more so); on a large
+table it is small, on a small fully labelled one it gives about the plain paired interval. It wants some
+30 labelled rows in ``D`` (a warning says so below that).
 """
 
 from __future__ import annotations
@@ -172,7 +178,9 @@ def accuracy_difference(
     share = n_diff / n_all
     ppi = within.ppi
     out["lambda"] = within.lam
-    out["ppi"] = asdict(Interval.normal(share * ppi.estimate, share * ppi.se, confidence))
+    # the share that differs is itself a sample of how often the two judges differ: its variance counts
+    se = math.sqrt((share * ppi.se) ** 2 + ppi.estimate**2 * share * (1 - share) / n_all)
+    out["ppi"] = asdict(Interval.normal(share * ppi.estimate, se, confidence))
     labels_only = out["labels_only"]
     if labels_only is not None and out["ppi"]["se"] > 0:
         out["effective_labels"] = n_lab * (labels_only["se"] / out["ppi"]["se"]) ** 2

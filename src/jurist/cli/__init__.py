@@ -9,6 +9,7 @@
     jurist agree RESULTS ...        judges against human labels
     jurist calibrate RESULTS ...    fit a calibration map
     jurist estimate RESULTS --labels F    PPI++ corrected means with intervals
+    jurist compare A B [--labels F]       two judges on the same rows: flips, agreement, which is better
     jurist audit RESULTS [--labels F]     position, length, lean, confidence, agreement
     jurist report RESULTS -o R.html       one self-contained HTML report
     jurist filter RESULTS -o KEPT   keep rows by gates, predicates, quantiles, top-k
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, batch, bench, evidence, judging, models, training
+from jurist.cli import analysis, batch, bench, comparing, evidence, judging, models, training
 from jurist.cli.common import EXTRA
 
 app = typer.Typer(
@@ -46,6 +47,7 @@ app.command("info")(analysis.info)
 app.command("agree")(analysis.agree)
 app.command("calibrate")(analysis.calibrate)
 app.command("estimate")(evidence.estimate)
+app.command("compare")(comparing.compare)
 app.command("audit")(evidence.audit)
 app.command("report")(evidence.report)
 app.command("bench", context_settings=EXTRA)(bench.bench)
