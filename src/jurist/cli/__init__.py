@@ -9,6 +9,7 @@
     jurist agree RESULTS ...        judges against human labels
     jurist calibrate RESULTS ...    fit a calibration map
     jurist estimate RESULTS --labels F    PPI++ corrected means with intervals
+    jurist compare A B [--labels F]       two judges on the same rows: flips, agreement, which is better
     jurist audit RESULTS [--labels F]     position, length, lean, confidence, agreement
     jurist report RESULTS -o R.html       one self-contained HTML report
     jurist label RESULTS --labels F       label rows on a local web page (append-only, resumable)
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import typer
 
-from jurist.cli import analysis, batch, bench, evidence, judging, models, training
+from jurist.cli import analysis, batch, bench, comparing, evidence, judging, models, training
 from jurist.cli.common import EXTRA
 from jurist.cli.label import label as label_command
 
@@ -48,6 +49,7 @@ app.command("info")(analysis.info)
 app.command("agree")(analysis.agree)
 app.command("calibrate")(analysis.calibrate)
 app.command("estimate")(evidence.estimate)
+app.command("compare")(comparing.compare)
 app.command("audit")(evidence.audit)
 app.command("report")(evidence.report)
 app.command("label")(label_command)
