@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from label_support import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS, HOSTILE, MARKDOWN, Server
+from label_support import HOSTILE, MARKDOWN, Server
 
+from browser import headless_chromium
 from evidence_data import POINT, _yes_probability, run_pairwise, run_pointwise
 from jurist import Engine, ScriptedBackend
 
@@ -43,26 +44,7 @@ def servers() -> Iterator[list[Server]]:
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One headless Chromium (selenium) for every browser test of the session."""
-    if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
-        pytest.skip(
-            f"no browser: {CHROMIUM} and {CHROMEDRIVER} come from Debian's chromium and chromium-driver "
-            "(scripts/setup.sh installs them where apt can)"
-        )
-    webdriver = pytest.importorskip(
-        "selenium.webdriver", reason="selenium is not installed (the dev extra has it)"
-    )
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        *CHROMIUM_FLAGS,
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
-        "--window-size=1280,860",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver = headless_chromium(tmp_path_factory.mktemp("chromium"), "--window-size=1280,860")
     try:
         yield driver
     finally:

@@ -14,19 +14,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-# a machine with no network: no background fetches, no updates, no sync (the flags of tests/report)
-CHROMIUM_FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-)
 HOSTILE = "<script>alert(1)</script>"
 MARKDOWN = "**bold** <img src=x onerror=alert(2)> [a link](http://example.com)"
 

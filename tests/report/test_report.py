@@ -9,23 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from browser import headless_chromium
 from evidence_data import run_pairwise, run_pointwise
 from jurist.report.build import ReportOptions, write_report
 
 LLMBAR = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "llmbar_evidence"
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-# a machine with no network: no background fetches, no updates, no sync
-CHROMIUM_FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-)
 
 
 class Page(HTMLParser):
@@ -133,22 +121,7 @@ def test_the_llmbar_report_is_checked_when_its_results_are_here(reports: dict[st
 
 
 def test_the_reports_render_in_headless_chromium(reports: dict[str, Path], tmp_path: Path) -> None:
-    if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
-        pytest.skip(
-            f"no browser: {CHROMIUM} and {CHROMEDRIVER} come from Debian's chromium and chromium-driver "
-            "(scripts/setup.sh installs them where apt can)"
-        )
-    webdriver = pytest.importorskip(
-        "selenium.webdriver", reason="selenium is not installed (the dev extra has it)"
-    )
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver = headless_chromium(tmp_path / "profile")
     try:
         for name, path in reports.items():
             driver.get(path.as_uri())
