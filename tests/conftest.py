@@ -9,12 +9,13 @@ test module starts its own engine in a module-scoped fixture and shuts it down a
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pathlib
 import sys
 
 import pytest
+
+from installed import have
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
@@ -32,10 +33,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.engine)
-
-
-def have(*modules: str) -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
 @pytest.fixture(scope="session")

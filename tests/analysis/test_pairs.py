@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import InputError
 from jurist.analysis.pairs import PairRules, build_pairs
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import Engine, InferenceConfig, ScriptedBackend
 from jurist.backends import for_label_scores
 from jurist.records import LabelRequest, Message

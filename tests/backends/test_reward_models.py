@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import Engine, load_judge_config
 from jurist.backends import create_backend
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import Engine, InferenceConfig, load_judge_config
 
 pytestmark = [

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import Engine, InferenceConfig, Message
 from jurist.records import Constraint, GenerationRequest
 

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import Engine, InferenceConfig
 from jurist.backends.base import StreamingBackend
 from jurist.io.parts import MANIFEST, parts_dir

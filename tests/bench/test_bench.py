@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import ScriptedBackend
 from jurist.backends.scripted import ScriptedStreamingBackend
 from jurist.bench import BenchSpec, run_bench, write

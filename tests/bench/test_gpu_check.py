@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import InferenceConfig
 from jurist.records import LabelRequest, Message
 

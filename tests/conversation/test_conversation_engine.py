@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import EvalJudge, InferenceConfig, judge_conversations
 from jurist.conversation.verdict import VERDICTS
 

@@ -31,7 +31,7 @@ from docs_examples import (
     run_jurist,
 )
 
-from conftest import have
+from installed import have
 
 PAGES = pages()
 

@@ -15,7 +15,7 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import Engine, InputError, ScriptedBackend
 from jurist.io import tabular
 from jurist.io.opening import open_source

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from conftest import have
 from gguf_file import write_gguf
+from installed import have
 from jurist.errors import BackendError
 from jurist.models import gguf_convert
 from jurist.models.gguf_convert import MANIFEST_NAME, TMP_PREFIX

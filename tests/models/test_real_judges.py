@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist.models.catalog import CATALOG
 from jurist.models.fetch import fetched_path, is_fetched
 from jurist.models.tokenizer_check import ROUND_TRIP_TEXTS

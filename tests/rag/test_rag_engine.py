@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import have
+from installed import have
 from jurist import InferenceConfig, LLMJudge, evaluate_answers
 from jurist.judges.rag.schemas import Rating, Statements, Verdicts
 

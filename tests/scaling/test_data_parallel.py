@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import scaling_backends as sb
 
-from conftest import have
+from installed import have
 from jurist import Engine, ScriptedBackend
 from jurist.backends import create_backend
 from jurist.backends.base import StreamingBackend

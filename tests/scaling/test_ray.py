@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import scaling_backends as sb
 
-from conftest import have
+from installed import have
 from jurist import Engine, ScriptedBackend
 from jurist.engine.ray_job import RayRun, blocks_dir
 from jurist.errors import BackendError, ConfigError
