@@ -291,3 +291,17 @@ def test_importing_jurist_loads_no_engine(code: str) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_test_modules_have_unique_names_and_import_no_conftest() -> None:
+    """The test folders have no ``__init__.py``: pytest imports every test module and helper by its bare
+    name, so two files of one name in two folders, or an ``import conftest`` (which gets whichever
+    folder's conftest loaded last), fail to collect on a clean clone."""
+    tests = Path(__file__).parent
+    names: dict[str, list[str]] = {}
+    for path in tests.rglob("*.py"):
+        if path.name != "conftest.py":
+            names.setdefault(path.name, []).append(str(path.relative_to(tests)))
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(from conftest import|import conftest)", text, re.M), path
+    assert {n: p for n, p in names.items() if len(p) > 1} == {}
