@@ -25,7 +25,9 @@ confidence in the verdict (``judgment_confidence``, a cascade's ``confidence`` o
 which predicts ``y`` as well as it is calibrated; PPI++ needs no calibration, it only gains less from a
 poor one. For a cascade this is the agreement of the verdicts it kept, the figure its thresholds target.
 
-The labelled rows must be a random sample of the judged rows: PPI's guarantee rests on it.
+The labelled rows must be a random sample of the judged rows: PPI's guarantee rests on it. A sample drawn
+with unequal probabilities (``jurist label --strategy active``, which records each row's probability with
+its label) is weighted by their inverse (:func:`ppi_weighted_mean`), which keeps the guarantee.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class MeanEstimate:
     lam: float
     labelled: int
     unlabelled: int
+    weighted: bool = False
 
     @property
     def effective_labels(self) -> float:
@@ -94,6 +97,7 @@ class MeanEstimate:
             "labelled_rows": self.labelled,
             "unlabelled_rows": self.unlabelled,
             "effective_labels": self.effective_labels,
+            **({"design": "inverse-probability weighted"} if self.weighted else {}),
         }
 
 
@@ -145,6 +149,73 @@ def ppi_mean(
     )
 
 
+def ppi_weighted_mean(
+    labels: Sequence[float] | np.ndarray,
+    labelled_scores: Sequence[float] | np.ndarray,
+    probabilities: Sequence[float] | np.ndarray,
+    unlabelled_scores: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    lam: float | None = None,
+) -> MeanEstimate:
+    """The PPI++ estimate of the mean label when row ``i`` was labelled with its own probability ``pi_i``
+    (an active or other unequal-probability plan, :mod:`jurist.analysis.sampling`): each labelled row's
+    residual is weighted by ``w_i = 1 / pi_i`` (Zrnic and Candes, 2024, "Active Statistical Inference").
+
+    With ``f_all`` the judge's scores on all ``N`` rows and ``r = y - lam * f`` on the ``n`` labelled ones::
+
+        theta = lam * mean(f_all) + sum(w * r) / sum(w)
+        se²   = var(lam * f_all) / N + sum(w² * (r - rbar_w)²) / sum(w)²
+
+    The residual's mean is normalised by the sum of the weights (a Hajek estimate), so a labeller who
+    stops early, or labels drawn with probabilities known only up to a common factor, still give a valid
+    estimate. With equal weights ``se²`` is PPI++'s ``var(lam g) / N + var(r) / n``. ``lam`` minimises
+    ``se²``: ``sum(w² dy df) / (sum(w)² var(f_all) / N + sum(w² df²))`` with ``dy``, ``df`` the deviations
+    from the weighted means, clipped to [0, 1] (0: the estimate is the weighted mean of the labels).
+    ``labels_only`` is that weighted mean with its own standard error."""
+    if not 0 < confidence < 1:
+        raise InputError(f"the confidence must lie between 0 and 1, not {confidence}")
+    y = np.asarray(labels, dtype=float)
+    f = np.asarray(labelled_scores, dtype=float)
+    pi = np.asarray(probabilities, dtype=float)
+    g = np.asarray(unlabelled_scores, dtype=float)
+    if not len(y) == len(f) == len(pi):
+        raise ValueError(f"{len(y)} labels, {len(f)} labelled scores and {len(pi)} probabilities")
+    if len(y) < MIN_LABELS:
+        raise InputError(f"an estimate needs at least {MIN_LABELS} labelled rows with a score, not {len(y)}")
+    if np.any(~(pi > 0)) or np.any(pi > 1):
+        raise InputError("every labelled row's selection probability must lie in (0, 1]")
+    everything = np.concatenate([f, g])
+    w = 1.0 / pi
+    total = w.sum()
+    dy = y - np.dot(w, y) / total
+    df = f - np.dot(w, f) / total
+    spread = float(np.var(everything)) / len(everything)
+    if lam is not None:
+        weight = float(lam)
+    else:
+        denominator = total**2 * spread + float(np.dot(w**2, df**2))
+        weight = 0.0 if denominator == 0 else float(np.dot(w**2, dy * df)) / denominator
+        weight = float(np.clip(weight, 0.0, 1.0))
+    residual = dy - weight * df
+    theta = weight * everything.mean() + np.dot(w, y - weight * f) / total
+    se = np.sqrt(weight**2 * spread + float(np.dot(w**2, residual**2)) / total**2)
+    labels_only = Interval.normal(
+        np.dot(w, y) / total, np.sqrt(float(np.dot(w**2, dy**2))) / total, confidence
+    )
+    return MeanEstimate(
+        ppi=Interval.normal(theta, se, confidence),
+        labels_only=labels_only,
+        judge_only=Interval.normal(
+            everything.mean(), np.std(everything, ddof=1) / np.sqrt(len(everything)), confidence
+        ),
+        lam=weight,
+        labelled=len(y),
+        unlabelled=len(g),
+        weighted=True,
+    )
+
+
 def split_rows(
     labels: Sequence[float | None] | np.ndarray, scores: Sequence[float | None] | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -180,12 +251,19 @@ def estimate_judge(
     by: str | None = None,
     compare: Sequence[str] = (),
     agreement: bool = False,
+    probabilities: Sequence[float | None] | None = None,
 ) -> dict[str, Any]:
     """The PPI++ estimate of the mean label from one judge's ``column`` (default: its score) and one raw
     label per row (None where unlabelled); with ``agreement``, of the share of its verdicts that equal the
     label, from its confidence (``column``, default: the judge's confidence column). With ``by``, one
     estimate per group of that column, and with ``compare`` (two groups) their difference. ``left_out``
-    counts the rows without a score (or verdict), by why."""
+    counts the rows without a score (or verdict), by why.
+
+    ``probabilities``: each row's chance of having been chosen for labelling, as a sampling plan records
+    it (:func:`jurist.analysis.labels.join_probabilities`). Where the labelled rows' probabilities differ,
+    each estimate weights them by their inverse (:func:`ppi_weighted_mean`); equal probabilities give plain
+    PPI++. A labelled row without a probability was not chosen by the plan (a review's label of a row
+    never drawn) and is left out, counted in ``labels_outside_plan``."""
     judge = results.judge(name)
     pairwise = is_pairwise(results, judge)
     truth = normalize_labels(labels, pairwise)
@@ -198,13 +276,21 @@ def estimate_judge(
         targets = label_targets(truth, judge, row_ids)
         scores = [_number(v, target) for v in results.values(target)]
         left_out = count_reasons(results, judge, [v is None for v in scores], "no score")
+    if probabilities is not None:
+        if len(probabilities) != len(targets):
+            raise ValueError(f"{len(probabilities)} probabilities for {len(targets)} rows")
+        outside = [t is not None and p is None for t, p in zip(targets, probabilities, strict=True)]
+        targets = [None if o else t for t, o in zip(targets, outside, strict=True)]
+    chances = list(probabilities) if probabilities is not None else [None] * len(targets)
     report: dict[str, Any] = {
         "column": target,
         "target": "agreement" if agreement else "mean label",
         "rows": results.num_rows,
         "left_out": left_out,
     }
-    report["overall"] = _estimate(targets, scores, confidence)
+    if probabilities is not None and any(outside):
+        report["labels_outside_plan"] = sum(outside)
+    report["overall"] = _estimate(targets, scores, chances, confidence)
     if by is None:
         if compare:
             raise InputError("--compare names two groups of --by COLUMN; give --by")
@@ -216,11 +302,16 @@ def estimate_judge(
     estimates: dict[str, MeanEstimate] = {}
     for group in names:
         members = [i for i, g in enumerate(groups) if g == group]
-        y, f, g = split_rows([targets[i] for i in members], [scores[i] for i in members])
-        if len(y) < MIN_LABELS:
-            per_group[group] = {"skipped": f"{len(y)} labelled rows with a score"}
+        member_targets = [targets[i] for i in members]
+        labelled = sum(
+            t is not None and scores[i] is not None for t, i in zip(member_targets, members, strict=True)
+        )
+        if labelled < MIN_LABELS:
+            per_group[group] = {"skipped": f"{labelled} labelled rows with a score"}
             continue
-        estimates[group] = ppi_mean(y, f, g, confidence=confidence)
+        estimates[group] = corrected_mean(
+            member_targets, [scores[i] for i in members], [chances[i] for i in members], confidence
+        )
         per_group[group] = estimates[group].as_dict()
     report["by"] = {"column": by, "groups": per_group}
     if compare:
@@ -275,15 +366,35 @@ def _agreement_rows(
     return source, targets, scores, left_out
 
 
-def _estimate(
-    targets: Sequence[float | None], scores: Sequence[float | None], confidence: float
-) -> dict[str, Any]:
+def corrected_mean(
+    targets: Sequence[float | None],
+    scores: Sequence[float | None],
+    chances: Sequence[float | None],
+    confidence: float,
+) -> MeanEstimate:
+    """The PPI++ estimate :func:`estimate_judge` gives from one target (None: unlabelled), one score (None:
+    the row is left out) and one selection probability (None: unknown) per row: weighted by the labelled
+    rows' inverse probabilities (:func:`ppi_weighted_mean`) where every labelled row has one and they
+    differ, plain :func:`ppi_mean` otherwise."""
     y, f, g = split_rows(targets, scores)
-    estimate = ppi_mean(y, f, g, confidence=confidence)
+    pi = [p for t, s, p in zip(targets, scores, chances, strict=True) if t is not None and s is not None]
+    known = [p for p in pi if p is not None]
+    if len(known) == len(pi) and known and not np.allclose(known, known[0], rtol=1e-9, atol=0):
+        return ppi_weighted_mean(y, f, np.asarray(known, dtype=float), g, confidence=confidence)
+    return ppi_mean(y, f, g, confidence=confidence)
+
+
+def _estimate(
+    targets: Sequence[float | None],
+    scores: Sequence[float | None],
+    chances: Sequence[float | None],
+    confidence: float,
+) -> dict[str, Any]:
+    estimate = corrected_mean(targets, scores, chances, confidence)
     out = estimate.as_dict()
-    if len(y) < FEW_LABELS:
+    if estimate.labelled < FEW_LABELS:
         out["warning"] = (
-            f"only {len(y)} labelled rows match: the interval's normal approximation wants "
+            f"only {estimate.labelled} labelled rows match: the interval's normal approximation wants "
             f"{FEW_LABELS} or more"
         )
     return out

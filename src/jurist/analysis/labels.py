@@ -3,9 +3,10 @@
 One place for what ``jurist agree``, ``calibrate``, ``estimate``, ``audit`` and ``report`` do with labels:
 
 * :func:`join_labels`: one label per result row (None where the row has none), from a column of the
-  results or from a labels file matched on the results' ``row_id`` by the file's id column or, without
-  one, by the file's row position (0, 1, ...: LLMBar's JSON files). A file none of whose ids match fails
-  and names the columns it tried.
+  results or from a labels file matched on the results' ``row_id`` by the file's id column, its own
+  ``row_id`` column (a ``jurist label`` file) or, without either, by the file's row position (0, 1, ...:
+  LLMBar's JSON files). A file none of whose ids match fails and names the columns it tried.
+  :func:`join_probabilities` matches a sampling plan's ``probability`` column the same way.
 * :func:`normalize_labels`: a/b/tie for pairwise judges (LLMBar's 1/2 too), booleans for yes/no labels.
 * :func:`label_targets`: a label as the number a judge's score estimates: a pairwise label as the chance
   that answer a wins (1, 0, or 0.5 for a tie), a yes/no label as 1/0, a numeric label as itself; a label
@@ -23,6 +24,8 @@ import pyarrow as pa
 from jurist.errors import InputError
 from jurist.io.results import PAIRWISE, PANEL, JudgeColumns, ResultTable
 
+ROW_ID = "row_id"
+PROBABILITY = "probability"
 PAIRWISE_LABELS: dict[str, str] = {"1": "a", "2": "b", "a": "a", "b": "b", "tie": "tie", "0": "tie"}
 BOOL_LABELS: dict[str, bool] = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0": False}
 PAIRWISE_TARGETS: dict[str, float] = {"a": 1.0, "b": 0.0, "tie": 0.5}
@@ -50,7 +53,9 @@ def join_labels(
     source: str = "the labels file",
 ) -> list[Any]:
     """Labels aligned with the result rows: from the results' own ``column``, or from ``file_rows`` (its
-    ``column``, default ``label``) matched by ``file_id_column`` or, without one, by row position."""
+    ``column``, default ``label``) matched by ``file_id_column`` or, without one, by its ``row_id``
+    column where it has one (a ``jurist label`` file) and by row position otherwise. Where a row id
+    occurs on several lines the last counts (a correction is appended after the label it corrects)."""
     if file_rows is None:
         if column is None:
             raise InputError("give a label column of the results or a labels file")
@@ -60,6 +65,8 @@ def join_labels(
         raise InputError(
             f"{source} has no label column {label_column!r} (columns: {', '.join(file_rows.column_names)})"
         )
+    if file_id_column is None and ROW_ID in file_rows.column_names:
+        file_id_column = ROW_ID
     if file_id_column is None:
         ids = [str(i) for i in range(file_rows.num_rows)]
         tried = "its row positions (0, 1, ...; give --labels-id-column to match by an id column)"
@@ -82,6 +89,31 @@ def join_labels(
             f"{id_column!r} (labels' ids start {_sample(ids)}; results' start {_sample(row_ids)})"
         )
     return joined
+
+
+def join_probabilities(
+    results: ResultTable, file_rows: pa.Table, file_id_column: str | None = None
+) -> list[float | None] | None:
+    """Each result row's chance of having been chosen for labelling, from the ``probability`` column of a
+    labels file that a sampling plan wrote (:mod:`jurist.analysis.sampling`), matched as
+    :func:`join_labels` matches the labels (the last line of a row counts); None when the file records no
+    probabilities. A probability outside (0, 1] fails, naming its row."""
+    if PROBABILITY not in file_rows.column_names or file_rows.column(PROBABILITY).null_count == len(
+        file_rows
+    ):
+        return None
+    values = join_labels(results, column=PROBABILITY, file_rows=file_rows, file_id_column=file_id_column)
+    out: list[float | None] = []
+    for row, value in zip(results.values(results.id_column or ROW_ID), values, strict=True):
+        if value is None:
+            out.append(None)
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            raise InputError(
+                f"row {row!r}: the selection probability must be a number in (0, 1], not {value!r}"
+            )
+        out.append(float(value))
+    return out
 
 
 def _sample(values: Sequence[str]) -> str:

@@ -154,16 +154,12 @@ class SamplingPlan:
         if total == 0:
             raise InputError("the results hold no rows to label")
         budget = min(budget, total)
-        rng = np.random.default_rng(seed)
-        if strategy is Strategy.UNIFORM:
-            probabilities = np.full(total, budget / total)
-            drawn = rng.permutation(total)[:budget]
-        elif strategy is Strategy.STRATIFIED:
+        groups: list[str] | None = None
+        conf: list[float | None] | None = None
+        if strategy is Strategy.STRATIFIED:
             column = strata or columns.verdict
             groups = [NO_STRATUM if v is None else str(v) for v in results.values(column)]
-            probabilities = np.full(total, budget / total)
-            drawn = _stratified(groups, budget / total, rng)
-        else:
+        elif strategy is Strategy.ACTIVE:
             conf = confidences(results, columns)
             if conf is None or all(c is None for c in conf):
                 raise InputError(
@@ -171,10 +167,9 @@ class SamplingPlan:
                     "scoring writes them; so does a cascade or a sampled judge), so an active plan has "
                     "nothing to rank the rows by: use --strategy uniform or stratified"
                 )
-            probabilities = active_probabilities(conf, budget, floor)
-            order = rng.permutation(total)
-            chance = rng.random(total)
-            drawn = order[chance[order] < probabilities[order]]
+        probabilities, drawn = design(
+            strategy, total, budget, np.random.default_rng(seed), groups=groups, confidences=conf, floor=floor
+        )
         return cls(
             judge=judge,
             strategy=strategy,
@@ -213,6 +208,35 @@ class SamplingPlan:
             seed=self.seed,
             budget=self.budget,
         )
+
+
+def design(
+    strategy: Strategy,
+    total: int,
+    budget: int,
+    rng: np.random.Generator,
+    *,
+    groups: list[str] | None = None,
+    confidences: list[float | None] | None = None,
+    floor: float = DEFAULT_FLOOR,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(every row's inclusion probability, the drawn row indices in the plan's order) of a plan over
+    ``total`` rows as the module's docstring describes it; ``groups`` (one per row) for a stratified plan,
+    ``confidences`` (one per row) for an active one. :meth:`SamplingPlan.build` and the benchmark that
+    checks the intervals' coverage both draw with it."""
+    budget = min(budget, total)
+    if strategy is Strategy.UNIFORM:
+        return np.full(total, budget / total), rng.permutation(total)[:budget]
+    if strategy is Strategy.STRATIFIED:
+        if groups is None or len(groups) != total:
+            raise ValueError("a stratified plan needs one group per row")
+        return np.full(total, budget / total), _stratified(groups, budget / total, rng)
+    if confidences is None or len(confidences) != total:
+        raise ValueError("an active plan needs one confidence per row")
+    probabilities = active_probabilities(confidences, budget, floor)
+    order = rng.permutation(total)
+    chance = rng.random(total)
+    return probabilities, order[chance[order] < probabilities[order]]
 
 
 def active_probabilities(conf: list[float | None], budget: int, floor: float) -> np.ndarray:

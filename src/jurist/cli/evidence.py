@@ -18,7 +18,14 @@ import typer
 from jurist.analysis.labels import apply_label_map
 from jurist.cli.common import fail
 from jurist.cli.evidence_text import format_audit, format_estimate
-from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
+from jurist.cli.labelling import (
+    LabelColumnOpt,
+    LabelMapOpt,
+    LabelsIdOpt,
+    LabelsOpt,
+    read_labels,
+    read_probabilities,
+)
 from jurist.cli.options import JsonOpt, ResultsArg
 from jurist.errors import JuristError
 from jurist.io.results import ResultTable
@@ -58,7 +65,8 @@ def estimate(
     means and the effective number of labels gained; with --agreement, of the judge's agreement with the
     labels. Rows without a score or verdict (failed, abstained) are left out and counted. The labelled rows
     must be a random sample of the judged rows (PPI's guarantee rests on it); labels join by row id as in
-    `jurist agree`."""
+    `jurist agree`. Labels that `jurist label` chose with unequal probabilities (--strategy active) are
+    weighted by the inverse of the probability recorded with each, which keeps the interval valid."""
     from jurist.analysis.estimate import estimate_judge  # scipy: loaded by the commands that use it
 
     try:
@@ -67,6 +75,7 @@ def estimate(
         truth = read_labels(table, labels, label_column, labels_id_column)
         assert truth is not None
         mapped = apply_label_map(truth, label_map)
+        chances = read_probabilities(table, labels, labels_id_column)
         report = {
             name: estimate_judge(
                 table,
@@ -77,6 +86,7 @@ def estimate(
                 by=by,
                 compare=compare or (),
                 agreement=agreement,
+                probabilities=chances,
             )
             for name in names
         }

@@ -16,7 +16,8 @@ def _estimate_lines(label: str, e: Mapping[str, Any]) -> list[str]:
         return [f"  {label}: skipped ({e['skipped']})"]
     level = round(100 * e["ppi"]["confidence"])
     return [
-        f"  {label}: PPI++ {_ci(e['ppi'])} ({level} %), lambda {_num(e['lambda'], 2)}",
+        f"  {label}: PPI++ {_ci(e['ppi'])} ({level} %), lambda {_num(e['lambda'], 2)}"
+        + (", labels weighted by 1 / their selection probability" if "design" in e else ""),
         f"    labels only {_ci(e['labels_only'])} ({e['labelled_rows']} labelled rows); "
         f"judge only {_ci(e['judge_only'])} ({e['labelled_rows'] + e['unlabelled_rows']} rows)",
         f"    effective labels {_num(e['effective_labels'], 0)} "
@@ -37,6 +38,11 @@ def format_estimate(report: Mapping[str, Mapping[str, Any]]) -> str:
             lines.append(
                 f"  left out {sum(r['left_out'].values())} rows without a {missing}: "
                 f"{reasons_text(r['left_out'])}"
+            )
+        if r.get("labels_outside_plan"):
+            lines.append(
+                f"  left out {r['labels_outside_plan']} labels of rows the sampling plan did not draw "
+                "(no probability recorded)"
             )
         lines += _estimate_lines(target, r["overall"])
         by = r.get("by")

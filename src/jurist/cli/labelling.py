@@ -1,5 +1,6 @@
 """The label options that ``jurist agree``, ``calibrate``, ``estimate``, ``audit`` and ``report`` share, and
-reading the labels they name (:func:`jurist.analysis.labels.join_labels`)."""
+reading the labels they name (:func:`jurist.analysis.labels.join_labels`) and the probabilities a sampling
+plan recorded with them (:func:`jurist.analysis.labels.join_probabilities`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jurist.analysis.labels import join_labels
+from jurist.analysis.labels import join_labels, join_probabilities
 from jurist.errors import JuristError
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
@@ -22,7 +23,10 @@ LabelColumnOpt = Annotated[
 ]
 LabelsIdOpt = Annotated[
     str | None,
-    typer.Option(help="Row-id column of the labels file (default: match its row positions 0, 1, ...)."),
+    typer.Option(
+        help="Row-id column of the labels file (default: its row_id column, as `jurist label` writes, or "
+        "else its row positions 0, 1, ...)."
+    ),
 ]
 LabelMapOpt = Annotated[str | None, typer.Option(help="Map label values, e.g. '1=a,2=b'.")]
 
@@ -49,3 +53,13 @@ def read_labels(
         file_id_column=labels_id_column,
         source=str(labels) if labels is not None else "the labels file",
     )
+
+
+def read_probabilities(
+    results: ResultTable, labels: Path | None, labels_id_column: str | None
+) -> list[float | None] | None:
+    """Each result row's chance of having been chosen for labelling, from the ``probability`` column of
+    --labels (``jurist label`` writes it); None when there is no such file or it records none."""
+    if labels is None:
+        return None
+    return join_probabilities(results, read_input(labels).table, labels_id_column)

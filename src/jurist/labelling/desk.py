@@ -263,18 +263,21 @@ class Desk:
         if self._estimate is not None and self._estimate[0] == self._lines:
             return self._estimate[1]
         sampled = {
-            r: h[-1]["label"]
+            r: (h[-1]["label"], float(h[-1]["probability"]))
             for r, h in self._history.items()
             if h[-1]["label"] is not None and h[-1].get("probability") is not None
         }
-        labels = [None if (v := sampled.get(r)) is None else self.labels.target(v) for r in self.rows.row_ids]
+        labels = [
+            None if (v := sampled.get(r)) is None else self.labels.target(v[0]) for r in self.rows.row_ids
+        ]
+        chances = [None if (v := sampled.get(r)) is None else v[1] for r in self.rows.row_ids]
         counted = sum(v is not None for v in labels)
         out: dict[str, Any]
         if counted < MIN_LABELS:
             out = {"needs": MIN_LABELS - counted}
         else:
             try:
-                report = estimate_judge(self.results, self.options.judge, labels)
+                report = estimate_judge(self.results, self.options.judge, labels, probabilities=chances)
                 ppi = report["overall"]["ppi"]
                 out = {k: ppi[k] for k in ("estimate", "low", "high", "confidence")}
                 out["labelled"] = report["overall"]["labelled_rows"]
