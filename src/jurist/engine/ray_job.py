@@ -78,11 +78,15 @@ class BlockStore:
         pq.write_table(pa.Table.from_batches([batch], schema=self.schema), temporary)
         temporary.replace(path)
 
-    def pop(self, start: int, rows: int) -> pa.RecordBatch:
-        path = self._path(start, rows)
-        table = pq.read_table(path, schema=self.schema)
-        path.unlink()
+    def read(self, start: int, rows: int) -> pa.RecordBatch:
+        """A kept block; it stays on disk until :meth:`discard` (after its rows are committed)."""
+        table = pq.read_table(self._path(start, rows), schema=self.schema)
         return table.combine_chunks().to_batches()[0] if table.num_rows else self.schema.empty_table()
+
+    def discard(self, start: int, rows: int) -> None:
+        """Drop a block whose rows the result store has committed (a rerun skips committed rows, so a block
+        left behind by a kill between the commit and this call is never used)."""
+        self._path(start, rows).unlink(missing_ok=True)
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -303,7 +307,9 @@ class RayBatches(BatchSource):
         def ready() -> Iterator[pa.RecordBatch]:
             while store.rows in pending and kept.has(store.rows, pending[store.rows]):
                 start = store.rows
-                yield kept.pop(start, pending.pop(start))  # the run commits it before asking again
+                rows = pending.pop(start)
+                yield kept.read(start, rows)  # the run commits it before asking again
+                kept.discard(start, rows)  # only now: a run killed before the commit keeps the block
 
         yield from ready()
         payload = self.ray._payload(run.source.schema, run.source.source)

@@ -255,7 +255,10 @@ class Desk:
 
     def progress(self) -> dict[str, Any]:
         """Labels given in this queue, its size, and the corrected estimate from the plan's labels so far
-        (``needs``: how many more labels it wants first)."""
+        (``needs``: how many more labels it wants first), with the lines other servers appended read
+        first."""
+        with self.store.transaction() as tx:
+            self._take(tx.new_lines())
         done = sum(1 for e in self.queue.entries if self._done(e.row_id))
         return {"given": done, "budget": len(self.queue), "estimate": self._corrected()}
 
