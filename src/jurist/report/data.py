@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from jurist.analysis.audit import audit_judge, confidences, default_responses, response_lengths
 from jurist.analysis.estimate import estimate_judge
 from jurist.analysis.labels import apply_label_map, join_labels, join_probabilities
+from jurist.errors import InputError
 from jurist.io.formats import output_format
 from jurist.io.parts import read_metadata
 from jurist.io.readers import read_input
@@ -69,7 +71,14 @@ def open_needed(path: Path, label_column: str | None = None) -> ResultTable:
         return ResultTable.open(path)
     import pyarrow.parquet as pq
 
-    view = ResultTable(pq.read_schema(path).empty_table(), read_metadata(path))
+    if not path.is_file():
+        raise InputError("no such results file", source=str(path))
+    try:
+        view = ResultTable(pq.read_schema(path).empty_table(), read_metadata(path))
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"not a readable results file ({type(exc).__name__}: {exc})", source=str(path)
+        ) from exc
     owned = {c for j in view.judges for c in j.columns}
     wanted = [c for c in view.table.column_names if c not in owned]
     wanted += [c for j in view.judges for s in JUDGE_SUFFIXES if (c := j.get(s)) is not None]
