@@ -42,6 +42,8 @@ JUDGE_SUFFIXES = (
     "position_consistent",
     "prompt_tokens",
     "completion_tokens",
+    "reasoning_tokens",
+    "reasoning_cut",
 )
 TEXT_LIMIT = 400
 SHOWN_FLIPS = 20
@@ -239,8 +241,23 @@ def _judge(
         figures.append(
             {"title": "Corrected estimate", "src": plots.intervals(rows, f"{judge.name}: mean label")}
         )
+    out["reasoning"] = reasoning(results, judge)
     out["worst"] = worst_rows(results, judge, options.worst)
     return out
+
+
+def reasoning(results: ResultTable, judge: JudgeColumns) -> dict[str, Any] | None:
+    """A thinking judge's reasoning: rows, rows the budget cut, tokens per row (None for other judges)."""
+    cut, tokens = judge.get("reasoning_cut"), judge.get("reasoning_tokens")
+    if cut is None or tokens is None:
+        return None
+    counts = [c for c in results.values(cut) if c is not None]
+    spent = [t for t in results.values(tokens) if t is not None]
+    return {
+        "rows": len(counts),
+        "cut_rows": sum(c > 0 for c in counts),
+        "tokens_per_row": sum(spent) / len(spent) if spent else None,
+    }
 
 
 def worst_rows(results: ResultTable, judge: JudgeColumns, count: int) -> list[dict[str, Any]]:
