@@ -139,3 +139,30 @@ def test_validate_shows_both_phases_and_bad_configs_are_refused() -> None:
         Judge.from_config(judge(reasoning={"budget_tokens": 0}))
     with pytest.raises(ConfigError, match="end"):
         Judge.from_config(judge(reasoning={"budget_tokens": 4, "end": " "}))
+
+
+def test_each_sample_thinks_with_its_own_seed_and_a_rubric_thinks_once() -> None:
+    sampled = {
+        **judge(samples=3),
+        "inference_config": {"generation": {"temperature": 0.7}},
+    }
+    backend = ScriptedBackend(thinking_script("maybe"))
+    row = Engine(sampled, backend).run([{"text": "x"}]).to_pylist()[0]
+    thinking = [r for r in backend.requests if r.constraint is None]
+    assert len(thinking) == 3 and len({r.seed for r in thinking}) == 3
+    assert row["j.reasoning"] == ["maybe"] * 3 and row["j.sample_agreement"] == 1.0
+    rubric = {
+        "name": "r",
+        "judge_params": {"prompt_template": "{text}", "reasoning": {"budget_tokens": 8}},
+        "rubric_judge_params": {
+            "criteria": [
+                {"id": "clear", "description": "Is it clear?", "judgment_type": "BOOL"},
+                {"id": "true", "description": "Is it true?", "judgment_type": "BOOL"},
+            ]
+        },
+    }
+    answer = '{"clear_explanation": "x", "clear": "Yes", "true_explanation": "y", "true": "No"}'
+    backend = ScriptedBackend(thinking_script("both", answer))
+    row = Engine(rubric, backend).run([{"text": "x"}]).to_pylist()[0]
+    assert len(backend.requests) == 2 and row["r.reasoning"] == "both"
+    assert (row["r.clear"], row["r.true"]) == (True, False)
