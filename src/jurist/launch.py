@@ -114,6 +114,13 @@ class Launch:
 def refuse(spec: RunSpec, placement: Placement, *, emitting: bool = False) -> None:
     """Refuse (:class:`~jurist.errors.InputError`, exit 2 on the command line) a combination jurist does not
     run, naming the options."""
+    thinking = [c.name or "judge" for c in spec.judges if c.judge_params.reasoning is not None]
+    if thinking and (emitting or spec.answers is not None):
+        option = "--emit-batch" if emitting else "--from-batch-results"
+        raise InputError(
+            f"{option} carries one round of requests, and judge {thinking[0]!r} reasons first (two rounds, "
+            "the answer after the reasoning): run it on a local engine or vllm serve"
+        )
     if emitting:
         used = placement.used() + [
             name

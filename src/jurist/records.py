@@ -73,7 +73,9 @@ class GenerationRequest:
     end with the row's user turn. ``seed`` is set when sampling (temperature > 0) so reruns agree.
     ``logprobs`` asks for that many top log-probabilities per generated token (None: none).
     ``min_tokens`` makes the answer at least that long (benchmarks use it to force equal lengths; the
-    vLLM backend honours it, the others ignore it).
+    vLLM backend honours it, the others ignore it). ``prefix`` is text the assistant's turn already
+    begins with, after the chat template's generation prompt (a judge's reasoning, ended): the completion
+    continues it and does not repeat it.
     """
 
     messages: tuple[Message, ...]
@@ -89,6 +91,7 @@ class GenerationRequest:
     stop: tuple[str, ...] = ()
     constraint: Constraint | None = None
     logprobs: int | None = None
+    prefix: str = ""
 
 
 @dataclass(frozen=True)

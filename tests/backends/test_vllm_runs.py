@@ -160,3 +160,41 @@ def test_kill_nine_then_rerun_judges_each_row_once(
     ids = table["row_id"].to_pylist()
     assert ids == [str(i) for i in range(len(ROWS))]  # every row id exactly once, in order
     assert table["judge.status"].to_pylist() == ["ok"] * len(ROWS)
+
+
+def test_a_reasoning_phase_on_the_real_engine_gives_every_row_one_verdict_within_its_budget(
+    backend: Any,
+) -> None:
+    """100 rows, a pointwise generation judge and a pairwise LOGPROBS judge, each thinking up to 32
+    tokens first: the random model rarely writes the end marker, so most reasoning is cut, flagged, and
+    still followed by one well-formed verdict."""
+    budget = 32
+    pointwise = {**JUDGE, "judge_params": {**JUDGE["judge_params"], "reasoning": {"budget_tokens": budget}}}
+    pairwise = {
+        "name": "p",
+        "judge_params": {
+            "prompt_template": "Q: {question}\nA: {answer}\nB: {other}",
+            "scoring": "LOGPROBS",
+            "reasoning": {"budget_tokens": budget},
+        },
+        "pairwise_judge_params": {},
+    }
+    rows = [{**r, "other": f"{i}"} for i, r in enumerate(ROWS[:100])]
+    engine = Engine([pointwise, pairwise], backend, chunk_size=50)
+    table = engine.run(rows)
+    assert table.num_rows == 100
+    pattern = re.compile(engine.judges[0].spec.regex() or "", re.DOTALL)
+    assert table["j.status"].to_pylist() == ["ok"] * 100
+    assert all(pattern.fullmatch(raw) for raw in table["j.raw"].to_pylist())
+    assert table["p.status"].to_pylist() == ["ok"] * 100
+    assert set(table["p.winner"].to_pylist()) <= {"a", "b", "tie", "inconclusive"}
+    for name, requests in (("j", 1), ("p", 2)):
+        tokens = table[f"{name}.reasoning_tokens"].to_pylist()
+        cut = table[f"{name}.reasoning_cut"].to_pylist()
+        assert all(0 < t <= budget * requests for t in tokens)
+        # a cut request used its whole budget: a row with none cut may still be at the budget (the end
+        # marker as its last token), one with every request cut is exactly at it
+        assert all(t == budget * requests for t, c in zip(tokens, cut, strict=True) if c == requests)
+        assert sum(cut) > 0
+    texts = table["p.reasoning"].to_pylist()
+    assert all(isinstance(t, list) and len(t) == 2 for t in texts)

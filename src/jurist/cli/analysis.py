@@ -131,3 +131,12 @@ def info(
                 continue
             statuses = Counter(table.values(judge.status))
             typer.echo(f"  {judge.name}: " + ", ".join(f"{k} {v}" for k, v in statuses.most_common()))
+            cut = judge.get("reasoning_cut")
+            if cut is not None:
+                counts = [c for c in table.values(cut) if c is not None]
+                tokens = [t for t in table.values(judge.column("reasoning_tokens")) if t is not None]
+                per_row = sum(tokens) / len(tokens) if tokens else 0.0
+                typer.echo(
+                    f"    reasoning cut by the budget: {sum(c > 0 for c in counts)} of {len(counts)} rows; "
+                    f"{per_row:.1f} reasoning tokens per row"
+                )

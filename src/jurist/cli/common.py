@@ -75,6 +75,23 @@ def failure_verdict(summary: RunSummary, max_failure_rate: float) -> tuple[str |
     return f"error: {why}; most often {status} ({failed} in all), first: {error}", EXIT_FAILED
 
 
+def reasoning_verdict(summary: RunSummary, max_cut_rate: float) -> tuple[str | None, int]:
+    """Exit 3, and the line that says why, when a thinking judge's reasoning budget cut more than
+    ``max_cut_rate`` of its rows."""
+    if summary.complete:
+        return None, EXIT_OK
+    for name, judge in summary.judges.items():
+        found = judge.reasoning()
+        if found is not None and found["cut_share"] > max_cut_rate:
+            why = (
+                f"error: the reasoning budget cut {found['cut_rows']} of judge {name}'s {found['rows']} rows "
+                f"({found['cut_share']:.1%}, max {max_cut_rate:.1%}): raise "
+                "judge_params.reasoning.budget_tokens"
+            )
+            return why, EXIT_FAILED
+    return None, EXIT_OK
+
+
 def cascade_info(cascade: Mapping[str, Any]) -> list[str]:
     """A cascade's stages, thresholds and report (``jurist info``)."""
     from jurist.engine.cascade_report import format_cascade

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jurist.analysis.labels import apply_label_map
+from jurist.analysis.labels import ROW_ID, apply_label_map
 from jurist.analysis.text import interval_text as _ci
 from jurist.analysis.text import number_text as _num
 from jurist.cli.common import fail
@@ -70,10 +70,12 @@ def compare(
 
 
 def check_label_rows(results: ResultTable, labels: Path, id_column: str | None) -> None:
-    """Refuse a labels file with labels for rows the results do not hold: ids (``id_column``, or the row
-    positions 0, 1, ... as :func:`~jurist.analysis.labels.join_labels` matches them) that are not among
-    the results' row ids."""
+    """Refuse a labels file with labels for rows the results do not hold: ids (``id_column``, the file's
+    ``row_id`` column, or the row positions 0, 1, ..., as :func:`~jurist.analysis.labels.join_labels`
+    matches them) that are not among the results' row ids."""
     rows = read_input(labels).table
+    if id_column is None and ROW_ID in rows.column_names:
+        id_column = ROW_ID
     if id_column is None:
         ids = [str(i) for i in range(rows.num_rows)]
         how = "matched by position"

@@ -162,10 +162,21 @@ def report(
     judge: JudgeOpt = None,
     confidence: ConfidenceOpt = 0.95,
     worst: Annotated[int, typer.Option(help="How many least confident or failed rows to show.")] = 20,
+    compare_with: Annotated[
+        Path | None,
+        typer.Option(help="A second result table over the same rows: a section comparing the two judges."),
+    ] = None,
+    compare_judge: Annotated[
+        str | None,
+        typer.Option(
+            help="The judge of --compare-with (default: the same name as the first judge, or its only)."
+        ),
+    ] = None,
 ) -> None:
     """One self-contained HTML page (plots embedded, no scripts, no network): provenance, statuses, each
     judge's score distribution, the audit's figures, the corrected estimates, throughput and the least
-    confident or failed rows."""
+    confident or failed rows; with --compare-with, the first judge against one of the other table's, as
+    `jurist compare` shows it (flips with their rows, agreement, McNemar, with labels which is better)."""
     from jurist.report.build import ReportOptions, write_report
 
     try:
@@ -177,6 +188,8 @@ def report(
             judges=tuple(judge or ()),
             confidence=confidence,
             worst=worst,
+            compare_with=compare_with,
+            compare_judge=compare_judge,
         )
         written = write_report(results, output, options)
     except JuristError as exc:

@@ -35,6 +35,7 @@ from jurist.cli.common import (
     fail,
     failure_verdict,
     overrides,
+    reasoning_verdict,
     run_report,
 )
 from jurist.cli.harness import Ended, Guard
@@ -54,6 +55,7 @@ from jurist.cli.options import (
     KeptOpt,
     LimitOpt,
     MaxFailureRateOpt,
+    MaxReasoningCutRateOpt,
     MaxRuntimeOpt,
     ModelOpt,
     OverwriteOpt,
@@ -115,6 +117,7 @@ def judge_dataset(
     retry_failed: RetryFailedOpt = False,
     repair: RepairOpt = False,
     max_failure_rate: MaxFailureRateOpt = 1.0,
+    max_reasoning_cut_rate: MaxReasoningCutRateOpt = 1.0,
     summary_json: SummaryJsonOpt = None,
     keep: KeepOpt = None,
     kept: KeptOpt = None,
@@ -165,7 +168,8 @@ def judge_dataset(
     guard = Guard(target, lock, verbose=verbose, quiet=quiet, kept=scratch is None)
     ended = guard.run(launched, overwrite=overwrite, runtime=runtime, runtime_label=max_runtime)
     shown = [*launched.spec.names, *(["cascade"] if cascade else [])]
-    code = finish_dataset(ended, target, scratch, shown, raw, summary_json, max_failure_rate, keep, kept)
+    gates = (max_failure_rate, max_reasoning_cut_rate)
+    code = finish_dataset(ended, target, scratch, shown, raw, summary_json, gates, keep, kept)
     raise typer.Exit(code)
 
 
@@ -227,12 +231,13 @@ def finish_dataset(
     shown: list[str],
     raw: bool,
     summary_json: Path | None,
-    max_failure_rate: float,
+    gates: tuple[float, float],
     keep: list[str] | None,
     kept: Path | None,
 ) -> int:
     """After ``judge dataset``'s run: the results table (without --output), the summary, ``--summary-json``,
-    the failure gate and ``--keep``; returns the exit code."""
+    the gates (``--max-failure-rate``, ``--max-reasoning-cut-rate``) and ``--keep``; returns the exit
+    code."""
     summary, problem, code = ended.result, ended.problem, ended.code
     if summary is not None and scratch is not None:
         typer.echo(results_table(output, shown, raw=raw))
@@ -243,7 +248,9 @@ def finish_dataset(
         typer.echo(run_report(summary, ended.log))
         if summary_json is not None:
             summary_json.write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
-        problem, code = failure_verdict(summary, max_failure_rate)
+        problem, code = failure_verdict(summary, gates[0])
+        if code == EXIT_OK:
+            problem, code = reasoning_verdict(summary, gates[1])
         if keep and code == EXIT_OK:
             target = kept or output.with_name(f"{output.stem}.kept{output.suffix}")
             try:

@@ -75,6 +75,13 @@ MaxFailureRateOpt = Annotated[
     float,
     typer.Option(help="Exit 3 when more than this share of outputs is not ok (default: only when none is)."),
 ]
+MaxReasoningCutRateOpt = Annotated[
+    float,
+    typer.Option(
+        help="Exit 3 when the reasoning budget cut more than this share of a thinking judge's rows "
+        "(default: never)."
+    ),
+]
 KeepOpt = Annotated[
     list[str] | None,
     typer.Option(help="Also write the rows that pass this predicate (and the gates of `jurist filter`)."),

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from jurist.config.reasoning import ReasoningParams
 from jurist.config.rules import check_scores, coerce_scores
 from jurist.config.templates import Template
 from jurist.config.types import JudgmentType, ResponseFormat, ScoringMode, StrictModel
@@ -60,6 +61,11 @@ class JudgeParams(StrictModel):
         "most common verdict; ``<judge>.sample_agreement`` is the share of samples that gave it "
         "(self-consistency; a generation judge's confidence as a cascade stage). Simple and rubric judges "
         "with discrete judgments (BOOL, ENUM, INT) in GENERATE scoring.",
+    )
+    reasoning: ReasoningParams | None = Field(
+        default=None,
+        description="jurist: think first: free text up to a token budget, then the constrained answer "
+        "after it ({budget_tokens: N}; see the reasoning keys). Simple, rubric and pairwise judges.",
     )
     target_error_field: str | list[str] | None = Field(
         default_factory=lambda: ["error", "output.error"],

@@ -30,7 +30,7 @@ from jurist.config.rag import RagJudgeParams
 from jurist.config.reward import RewardJudgeParams
 from jurist.config.rubric import Criterion, RubricJudgeParams
 from jurist.config.rules import RuleJudgeParams, check_example_value
-from jurist.config.types import JudgmentType, ScoringMode, StrictModel
+from jurist.config.types import InferenceEngine, JudgmentType, ScoringMode, StrictModel
 
 
 def _refuse(problem: str | None) -> None:
@@ -128,8 +128,26 @@ class JudgeConfig(StrictModel):
             _refuse(simple_judge_problem(jp))
         if jp.samples > 1:
             self._check_samples()
+        if jp.reasoning is not None:
+            self._check_reasoning()
         self._check_examples()
         return self
+
+    def _check_reasoning(self) -> None:
+        """A reasoning phase comes before a simple, rubric or pairwise judge's answer, on an engine that
+        can continue an assistant turn (local engines and ``vllm serve``)."""
+        for name in ("rag_judge_params", "reward_judge_params", "rule_judge_params"):
+            if getattr(self, name) is not None:
+                kind = name.removesuffix("_judge_params")
+                raise ValueError(
+                    "judge_params.reasoning applies to simple, rubric and pairwise judges, "
+                    f"not to a {kind} judge"
+                )
+        if self.inference_config.engine is InferenceEngine.OPENAI:
+            raise ValueError(
+                "judge_params.reasoning needs an engine that continues the judge's reasoning in the same "
+                "assistant turn (VLLM, NATIVE or REMOTE_VLLM), not OPENAI"
+            )
 
     def _check_samples(self) -> None:
         """Repeated samples vote on discrete verdicts of a generating simple, rubric or pairwise judge."""

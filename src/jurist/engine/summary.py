@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurist.judges.outputs import JudgeOutput
+from jurist.judges.reasoning import REASONING_CUT, REASONING_TOKENS
 
 
 @dataclass
@@ -26,11 +27,35 @@ class JudgeSummary:
     score_max: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_rows: int = 0  # rows of a judge with a reasoning phase
+    reasoning_cut_rows: int = 0  # ... whose reasoning the budget cut (in at least one request)
+    reasoning_tokens: int = 0
 
     def add(self, output: JudgeOutput) -> None:
         self.count(output.status, output.error, output.score)
         self.prompt_tokens += output.prompt_tokens or 0
         self.completion_tokens += output.completion_tokens or 0
+        tokens = output.extras.get(REASONING_TOKENS)
+        if tokens is not None:
+            self.count_reasoning(tokens, output.extras.get(REASONING_CUT))
+
+    def count_reasoning(self, tokens: int | None, cut: int | None) -> None:
+        """Count one row's reasoning: its tokens, and whether the budget cut it."""
+        self.reasoning_rows += 1
+        self.reasoning_tokens += tokens or 0
+        self.reasoning_cut_rows += bool(cut)
+
+    def reasoning(self) -> dict[str, Any] | None:
+        """Rows with a reasoning phase, those the budget cut (and their share), and its tokens per row."""
+        if not self.reasoning_rows:
+            return None
+        return {
+            "rows": self.reasoning_rows,
+            "cut_rows": self.reasoning_cut_rows,
+            "cut_share": self.reasoning_cut_rows / self.reasoning_rows,
+            "tokens": self.reasoning_tokens,
+            "tokens_per_row": self.reasoning_tokens / self.reasoning_rows,
+        }
 
     def count(self, status: str, error: str | None, score: float | None) -> None:
         self.statuses[status] += 1
@@ -80,6 +105,11 @@ class RunSummary:
             )
             for status, error, score in zip(*columns, strict=True):
                 judge.count(status, error, score)
+            if f"{name}.{REASONING_TOKENS}" in batch.column_names:
+                tokens = batch.column(f"{name}.{REASONING_TOKENS}").to_pylist()
+                cut = batch.column(f"{name}.{REASONING_CUT}").to_pylist()
+                for row_tokens, row_cut in zip(tokens, cut, strict=True):
+                    judge.count_reasoning(row_tokens, row_cut)
 
     def add(self, outputs: Mapping[str, Sequence[JudgeOutput]], models: Mapping[str, str]) -> None:
         """Count one chunk: its rows, and every judge's outputs."""
@@ -123,6 +153,7 @@ class RunSummary:
                     "score": s.score_stats(),
                     "prompt_tokens": s.prompt_tokens,
                     "completion_tokens": s.completion_tokens,
+                    **({"reasoning": s.reasoning()} if s.reasoning_rows else {}),
                 }
                 for name, s in self.judges.items()
             },
@@ -172,6 +203,12 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         else:
             stats = "no scores"
         lines.append(f"  {name} [{judge['model']}]: {statuses}; {stats}")
+        thought = judge.get("reasoning")
+        if thought:
+            lines.append(
+                f"    reasoning: {thought['tokens_per_row']:.1f} tokens per row; the budget cut "
+                f"{thought['cut_rows']} of {thought['rows']} rows ({100 * thought['cut_share']:.1f} %)"
+            )
     if summary.get("panel_agreement"):
         lines.append(format_agreement(summary["panel_agreement"]))
     if summary.get("cascade"):

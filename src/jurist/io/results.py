@@ -104,12 +104,21 @@ class ResultTable:
     @classmethod
     def open(cls, path: str | Path, columns: Sequence[str] | None = None) -> ResultTable:
         """Read a results file (Parquet, Arrow IPC or JSONL) and its run metadata. ``columns``: read only
-        these (the judges are still known from the metadata)."""
+        these (the judges are still known from the metadata). A file that cannot be read as results (a
+        truncated Parquet file, a JSONL line that is not JSON) is an :class:`InputError` naming it."""
         path = Path(path)
         if not path.is_file():
             raise InputError("no such results file", source=str(path))
-        table = read_output(path) if columns is None else _read_columns(path, columns)
-        return cls(table, read_metadata(path))
+        try:
+            table = read_output(path) if columns is None else _read_columns(path, columns)
+            return cls(table, read_metadata(path))
+        except InputError:
+            raise
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            # a truncated or foreign file: pyarrow's ArrowInvalid, a JSON or UTF-8 error, an I/O error
+            raise InputError(
+                f"not a readable results file ({type(exc).__name__}: {exc})", source=str(path)
+            ) from exc
 
     # --------------------------------------------------------------------------------- judges
     @property

@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from jurist.errors import InputError
 from jurist.io.formats import output_format
 from jurist.io.sources import JsonlSource
 
@@ -87,7 +88,8 @@ class OutputWriter:
 
 
 def read_output(path: str | Path) -> pa.Table:
-    """Read a results file written by :class:`OutputWriter`."""
+    """Read a results file written by :class:`OutputWriter`; a JSONL line that is not a row (a file cut
+    short mid-line) is an :class:`InputError` naming its row."""
     path = Path(path)
     fmt = output_format(path)
     if fmt == "parquet":
@@ -98,4 +100,8 @@ def read_output(path: str | Path) -> pa.Table:
         import pyarrow.feather as feather
 
         return feather.read_table(path)
-    return JsonlSource(path).read_all()[0]
+    table, errors = JsonlSource(path).read_all()
+    if errors:
+        position, reason = min(errors.items())
+        raise InputError(f"row {position} is not a result row ({reason})", source=str(path))
+    return table

@@ -161,6 +161,13 @@ class JudgeKind(ABC):
             weights = ", ".join(f"{c.id}={c.weight:g}" for c in rubric.criteria)
             lines.append(f"aggregation {rubric.aggregation.value}; weights {weights}")
         lines.append("output schema: " + json.dumps(self.spec.json_schema()))
+        reasoning = self.config.judge_params.reasoning
+        if reasoning is not None:
+            lines.append(
+                f"phase 1, reasoning: free text after {reasoning.start!r}, up to {reasoning.budget_tokens} "
+                f"tokens, until {reasoning.end!r} (cut there and counted in reasoning_cut)"
+            )
+            lines.append("phase 2, the answer: after the reasoning, in the same turn, as below")
         lines.append(f"max tokens per answer {self.parts.max_tokens}")
         samples = self.config.judge_params.samples
         if samples > 1:

@@ -28,6 +28,7 @@ from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
 from jurist.judges.rag.kind import RagJudge
+from jurist.judges.reasoning import reasoning_columns, think_first
 from jurist.judges.reward import RewardJudge
 from jurist.judges.rule import RuleJudge
 from jurist.records import ALL_CONSTRAINT_KINDS, Constraint, ConstraintKind, GenerationRequest, Message
@@ -64,7 +65,11 @@ class Judge:
         kind = kind_for(config)
         self.parts = JudgeParts(config, kind.output_fields)
         self.kind: JudgeKind = kind(self.parts)
-        self.columns: tuple[Column, ...] = (*self.kind.value_columns, *GENERIC_COLUMNS)
+        self.reasoning = config.judge_params.reasoning
+        """The judge's reasoning phase (``judge_params.reasoning``), or None: it answers at once."""
+        self._several = self.kind.kind_name == "pairwise" or config.judge_params.samples > 1
+        thinking = reasoning_columns(self.reasoning, self._several) if self.reasoning else ()
+        self.columns: tuple[Column, ...] = (*self.kind.value_columns, *thinking, *GENERIC_COLUMNS)
         self.needs_model: bool = self.kind.needs_model
         """False for a rule judge: it sends no request, and no model loads for it."""
         self.reads_label_probabilities: bool = self.needs_model and bool(
@@ -126,12 +131,23 @@ class Judge:
 
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS) -> Step:
         """The row's first step, its constraints of the first of ``kinds`` the answer can be held to
-        (raises :class:`~jurist.config.templates.MissingValue` for a missing value)."""
-        return self.kind.start(row, kinds)
+        (raises :class:`~jurist.config.templates.MissingValue` for a missing value); with a reasoning
+        phase, a round of reasoning first (:func:`~jurist.judges.reasoning.think_first`)."""
+        step = self.kind.start(row, kinds)
+        if self.reasoning is None:
+            return step
+        gen = self.config.inference_config.generation
+        return think_first(
+            step, self.reasoning, several=self._several, temperature=gen.temperature, seed=gen.seed
+        )
 
     def combine(self, answers: Sequence[Answer]) -> JudgeOutput:
         """The output of a row from the answers to its requests (:meth:`start`), in request order, for
-        judges that need one model call per row (pointwise and pairwise)."""
+        judges that need one model call per row (pointwise and pairwise without a reasoning phase)."""
+        if self.reasoning is not None:
+            raise TypeError(
+                f"judge {self.name!r} reasons before it answers (two rounds); run it with an Engine"
+            )
         result = self.kind.finish(answers)
         if isinstance(result, Step):
             raise TypeError(f"judge {self.name!r} needs further model calls per row; run it with an Engine")

@@ -1,5 +1,6 @@
 """What the report shows, computed from a result table: provenance, statuses, each judge's scores, audit
-and estimates, throughput and the rows most worth a look.
+and estimates, throughput, the rows most worth a look and, given a second table over the same rows, how one
+of its judges compares (:func:`jurist.analysis.compare.compare_tables`).
 
 Only the columns the page needs are read (a Parquet file's schema is read first to choose them): every
 judge's score, status, error, verdict, confidence and per-order columns, its token counts, and the input
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from jurist.analysis.audit import audit_judge, confidences, default_responses, response_lengths
 from jurist.analysis.estimate import estimate_judge
-from jurist.analysis.labels import apply_label_map, join_labels
+from jurist.analysis.labels import apply_label_map, join_labels, join_probabilities
+from jurist.errors import InputError
 from jurist.io.formats import output_format
 from jurist.io.parts import read_metadata
 from jurist.io.readers import read_input
@@ -39,13 +42,19 @@ JUDGE_SUFFIXES = (
     "position_consistent",
     "prompt_tokens",
     "completion_tokens",
+    "reasoning_tokens",
+    "reasoning_cut",
 )
 TEXT_LIMIT = 400
+SHOWN_FLIPS = 20
+SHOWN_FLIP_ROWS = 10
 
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """Labels (as ``jurist agree`` takes them), the judges to show, the confidence and how many rows."""
+    """Labels (as ``jurist agree`` takes them), the judges to show, the confidence, how many rows, and a
+    second table to compare with (``compare_with``; its judge ``compare_judge``, by default the one of the
+    same name as the first judge shown, or its only judge)."""
 
     labels: Path | None = None
     label_column: str | None = None
@@ -54,6 +63,8 @@ class ReportOptions:
     judges: tuple[str, ...] = ()
     confidence: float = 0.95
     worst: int = 20
+    compare_with: Path | None = None
+    compare_judge: str | None = None
 
 
 def open_needed(path: Path, label_column: str | None = None) -> ResultTable:
@@ -62,7 +73,14 @@ def open_needed(path: Path, label_column: str | None = None) -> ResultTable:
         return ResultTable.open(path)
     import pyarrow.parquet as pq
 
-    view = ResultTable(pq.read_schema(path).empty_table(), read_metadata(path))
+    if not path.is_file():
+        raise InputError("no such results file", source=str(path))
+    try:
+        view = ResultTable(pq.read_schema(path).empty_table(), read_metadata(path))
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"not a readable results file ({type(exc).__name__}: {exc})", source=str(path)
+        ) from exc
     owned = {c for j in view.judges for c in j.columns}
     wanted = [c for c in view.table.column_names if c not in owned]
     wanted += [c for j in view.judges for s in JUDGE_SUFFIXES if (c := j.get(s)) is not None]
@@ -77,8 +95,8 @@ def collect(path: Path, options: ReportOptions) -> dict[str, Any]:
     names = list(options.judges) or results.names
     for name in names:
         results.judge(name)
-    labels = _labels(results, options)
-    judges = [_judge(results, results.judge(name), labels, options) for name in names]
+    labels, chances = _labels(results, options)
+    judges = [_judge(results, results.judge(name), labels, chances, options) for name in names]
     return {
         "source": str(path),
         "rows": results.num_rows,
@@ -87,12 +105,19 @@ def collect(path: Path, options: ReportOptions) -> dict[str, Any]:
         "throughput": throughput(results),
         "judges": judges,
         "inputs": [c for c in results.table.column_names if results.owner(c) is None],
+        "comparison": None
+        if options.compare_with is None
+        else comparison(path, results, labels, names, options),
     }
 
 
-def _labels(results: ResultTable, options: ReportOptions) -> list[Any] | None:
+def _labels(
+    results: ResultTable, options: ReportOptions
+) -> tuple[list[Any] | None, list[float | None] | None]:
+    """One label per row (None: unlabelled) and the sampling plan's probabilities where the labels file
+    records them."""
     if options.labels is None and options.label_column is None:
-        return None
+        return None, None
     file_rows = read_input(options.labels).table if options.labels is not None else None
     joined = join_labels(
         results,
@@ -101,7 +126,44 @@ def _labels(results: ResultTable, options: ReportOptions) -> list[Any] | None:
         file_id_column=options.labels_id_column,
         source=str(options.labels),
     )
-    return apply_label_map(joined, options.label_map)
+    chances = (
+        None
+        if file_rows is None or options.label_column is not None
+        else join_probabilities(results, file_rows, options.labels_id_column)
+    )
+    return apply_label_map(joined, options.label_map), chances
+
+
+def comparison(
+    path: Path, results: ResultTable, labels: list[Any] | None, names: list[str], options: ReportOptions
+) -> dict[str, Any]:
+    """The report's section on a second table: :func:`~jurist.analysis.compare.compare_tables` of the
+    first judge shown (or the table's only one) against ``options.compare_judge`` of the other table (by
+    default the judge of the same name, or its only one), its flips cut to the :data:`SHOWN_FLIPS` largest
+    with :data:`SHOWN_FLIP_ROWS` row ids each."""
+    from jurist.analysis.compare import compare_tables
+
+    assert options.compare_with is not None
+    other = open_needed(options.compare_with)
+    judge_a = options.judges[0] if options.judges else (names[0] if len(names) == 1 else None)
+    judge_b = options.compare_judge or (judge_a if judge_a in other.names else None)
+    report = compare_tables(
+        results,
+        other,
+        judge_a=judge_a,
+        judge_b=judge_b,
+        labels=labels,
+        confidence=options.confidence,
+        sources=(str(path), str(options.compare_with)),
+    )
+    flipped = report["flips"]
+    report["flipped_rows"] = sum(f["rows"] for f in flipped)
+    report["flips_not_shown"] = max(0, len(flipped) - SHOWN_FLIPS)
+    report["flips"] = [
+        {**f, "row_ids": f["row_ids"][:SHOWN_FLIP_ROWS], "more_rows": max(0, f["rows"] - SHOWN_FLIP_ROWS)}
+        for f in flipped[:SHOWN_FLIPS]
+    ]
+    return report
 
 
 def _floats(values: list[Any]) -> np.ndarray:
@@ -109,7 +171,11 @@ def _floats(values: list[Any]) -> np.ndarray:
 
 
 def _judge(
-    results: ResultTable, judge: JudgeColumns, labels: list[Any] | None, options: ReportOptions
+    results: ResultTable,
+    judge: JudgeColumns,
+    labels: list[Any] | None,
+    chances: list[float | None] | None,
+    options: ReportOptions,
 ) -> dict[str, Any]:
     audit_options = replace(default_responses(results, judge), confidence=options.confidence)
     audit = audit_judge(results, judge.name, labels, audit_options)
@@ -164,7 +230,9 @@ def _judge(
             items.append(("orders agree", position["order_consistency"]))
         figures.append({"title": "Position", "src": plots.bars(items, f"{judge.name}: position", 0.5)})
     if labels is not None and judge.has("score"):
-        estimated = estimate_judge(results, judge.name, labels, confidence=options.confidence)
+        estimated = estimate_judge(
+            results, judge.name, labels, confidence=options.confidence, probabilities=chances
+        )
         estimate = estimated["overall"]
         out["estimate"] = estimate
         out["estimate_left_out"] = estimated["left_out"]
@@ -173,8 +241,23 @@ def _judge(
         figures.append(
             {"title": "Corrected estimate", "src": plots.intervals(rows, f"{judge.name}: mean label")}
         )
+    out["reasoning"] = reasoning(results, judge)
     out["worst"] = worst_rows(results, judge, options.worst)
     return out
+
+
+def reasoning(results: ResultTable, judge: JudgeColumns) -> dict[str, Any] | None:
+    """A thinking judge's reasoning: rows, rows the budget cut, tokens per row (None for other judges)."""
+    cut, tokens = judge.get("reasoning_cut"), judge.get("reasoning_tokens")
+    if cut is None or tokens is None:
+        return None
+    counts = [c for c in results.values(cut) if c is not None]
+    spent = [t for t in results.values(tokens) if t is not None]
+    return {
+        "rows": len(counts),
+        "cut_rows": sum(c > 0 for c in counts),
+        "tokens_per_row": sum(spent) / len(spent) if spent else None,
+    }
 
 
 def worst_rows(results: ResultTable, judge: JudgeColumns, count: int) -> list[dict[str, Any]]:

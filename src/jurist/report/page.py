@@ -21,4 +21,8 @@ def render(data: Mapping[str, Any]) -> str:
     source = resources.files("jurist.report").joinpath("page.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True)
     template = env.from_string(source)
-    return template.render(data=data, num=_num, ci=_ci, pct=lambda c: f"{round(100 * c)} %")
+    from jurist.analysis.compare import verdict_text
+
+    return template.render(
+        data=data, num=_num, ci=_ci, pct=lambda c: f"{round(100 * c)} %", verdict=verdict_text
+    )

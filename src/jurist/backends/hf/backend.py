@@ -333,8 +333,10 @@ class TransformersBackend:
 
     # ------------------------------------------------------------------------------------- helpers
     def _encode(self, request: GenerationRequest) -> tuple[int, ...]:
-        """The prompt's token ids: the chat template with a generation prompt, no extra special tokens."""
-        ids = self._tokenizer.encode(self._chat.text(request.messages), add_special_tokens=False)
+        """The prompt's token ids: the chat template with a generation prompt, then the request's prefix,
+        no extra special tokens."""
+        text = self._chat.text(request.messages) + request.prefix
+        ids = self._tokenizer.encode(text, add_special_tokens=False)
         return tuple(int(i) for i in ids)
 
     def _index(self, regex: str) -> Any:

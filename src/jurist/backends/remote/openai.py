@@ -111,10 +111,15 @@ class _Pacer:
 
 def chat_body(request: GenerationRequest, model: str) -> dict[str, Any]:
     """The chat-completions fields of a request that every OpenAI-compatible server reads: the model, the
-    messages, the token bound and the sampling settings."""
+    messages (a request's ``prefix`` as a last, unfinished assistant message, which ``vllm serve``
+    continues: :func:`~jurist.backends.vllm.backend.server_fields`), the token bound and the sampling
+    settings."""
+    messages = [m.as_dict() for m in request.messages]
+    if request.prefix:
+        messages.append({"role": "assistant", "content": request.prefix})
     body: dict[str, Any] = {
         "model": model,
-        "messages": [m.as_dict() for m in request.messages],
+        "messages": messages,
         "max_tokens": request.max_tokens,
         "temperature": request.temperature,
         "top_p": request.top_p,

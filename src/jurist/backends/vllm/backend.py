@@ -97,6 +97,9 @@ def server_fields(request: GenerationRequest) -> dict[str, Any]:
         body["top_k"] = request.top_k
     if request.min_p:
         body["min_p"] = request.min_p
+    if request.prefix:  # the last assistant message is the answer's start: continue it
+        body["continue_final_message"] = True
+        body["add_generation_prompt"] = False
     return body
 
 
@@ -211,8 +214,9 @@ class VLLMBackend:
         return self._chat.text(messages)
 
     def tokenize(self, requests: Sequence[GenerationRequest | LabelRequest]) -> list[list[int]]:
-        """Token ids of each request's chat prompt, as the engine will see them."""
-        texts = [self.chat_text(r.messages) for r in requests]
+        """Token ids of each request's chat prompt, as the engine will see them (a generation request's
+        ``prefix`` included; a label request's answer prefix is added where its labels are scored)."""
+        texts = [self.chat_text(r.messages) + getattr(r, "prefix", "") for r in requests]
         encoded = self._tokenizer(texts, add_special_tokens=False)["input_ids"]
         return [list(ids) for ids in encoded]
 
