@@ -173,13 +173,13 @@ def test_a_reasoning_phase_on_the_real_engine_gives_every_row_one_verdict_within
     pairwise = {
         "name": "p",
         "judge_params": {
-            "prompt_template": "Q: {question}\nA: {answer}\nB: {other}",
+            "prompt_template": "Q: {question}\nA: {response_a}\nB: {response_b}",
             "scoring": "LOGPROBS",
             "reasoning": {"budget_tokens": budget},
         },
         "pairwise_judge_params": {},
     }
-    rows = [{**r, "other": f"{i}"} for i, r in enumerate(ROWS[:100])]
+    rows = [{**r, "response_a": r["answer"], "response_b": f"{i}"} for i, r in enumerate(ROWS[:100])]
     engine = Engine([pointwise, pairwise], backend, chunk_size=50)
     table = engine.run(rows)
     assert table.num_rows == 100
