@@ -128,8 +128,8 @@ def test_logprob_scoring_on_the_default_model(backend: Any, fmt: str) -> None:
     config = load_judge_config(
         "graded/truthfulness", {"judge_params.scoring": "LOGPROBS", "judge_params.response_format": fmt}
     )
-    table = Engine(config, backend).run(llmbar_rows(50))
-    assert table["truthfulness.status"].to_pylist() == ["ok"] * 100
+    table = Engine(config, backend).run(llmbar_rows(25))
+    assert table["truthfulness.status"].to_pylist() == ["ok"] * 50
     for row in table.to_pylist():
         probs = [row[f"truthfulness.judgment_p.{label}"] for label in ("Yes", "Unsure", "No")]
         assert sum(probs) == pytest.approx(1.0, abs=1e-4)

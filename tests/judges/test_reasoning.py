@@ -166,3 +166,44 @@ def test_each_sample_thinks_with_its_own_seed_and_a_rubric_thinks_once() -> None
     row = Engine(rubric, backend).run([{"text": "x"}]).to_pylist()[0]
     assert len(backend.requests) == 2 and row["r.reasoning"] == "both"
     assert (row["r.clear"], row["r.true"]) == (True, False)
+
+
+def test_a_run_stopped_between_chunks_resumes_with_both_phases(tmp_path: Any) -> None:
+    """A thinking run that fails after two of its chunks resumes: the rerun sends both rounds for the
+    remaining rows only, and the result equals an uninterrupted run's."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"text": f"claim {i}"}) + "\n" for i in range(50)))
+    config = judge()
+
+    def script(fail_after: int | None) -> Any:
+        seen = {"count": 0}
+
+        def answer(request: GenerationRequest) -> Completion | str:
+            if request.constraint is None:
+                seen["count"] += 1
+                if fail_after is not None and seen["count"] > fail_after:
+                    raise KeyboardInterrupt  # the run stops here, as on Ctrl-C
+                claim = request.messages[-1].content
+                return Completion(f"about {claim}", "length" if claim.endswith("7") else "stop", 5, 9)
+            return '{"judgment": "Yes"}' if "1" in request.prefix else '{"judgment": "No"}'
+
+        return answer
+
+    whole = tmp_path / "whole.parquet"
+    Engine(config, ScriptedBackend(script(None)), chunk_size=10).run_file(rows, whole)
+    out = tmp_path / "resumed.parquet"
+    with pytest.raises(KeyboardInterrupt):
+        Engine(config, ScriptedBackend(script(20)), chunk_size=10).run_file(rows, out)
+    assert not out.exists()
+    again = ScriptedBackend(script(None))
+    summary = Engine(config, again, chunk_size=10).run_file(rows, out)
+    assert summary.resumed_from == 20
+    thinking = [r for r in again.requests if r.constraint is None]
+    assert len(thinking) == 30 and len(again.requests) == 60
+    columns = ["row_id", "j.judgment", "j.reasoning", "j.reasoning_cut", "j.reasoning_tokens", "j.status"]
+    assert pq.read_table(out, columns=columns).equals(pq.read_table(whole, columns=columns))
+    assert sum(pq.read_table(out)["j.reasoning_cut"].to_pylist()) == 5
