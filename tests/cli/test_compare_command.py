@@ -113,7 +113,8 @@ def test_compare_without_labels_and_with_a_judge_named(files: dict[str, Path]) -
         (("a", "two"), r"two\.parquet \(B\) holds several judges \(x, y\): name one"),
         (
             ("a", "b", "--labels", "unknown", "--labels-id-column", "id"),
-            r"1 of its 41 labels \(matched by 'id'\) are for rows the results do not hold \(ids 'zz9'",
+            r"1 of its 41 labels \(matched by its column 'id'\) are for rows the results do not hold "
+            r"\(ids 'zz9'",
         ),
         (
             ("a", "b", "--labels", "outside", "--labels-id-column", "id"),
@@ -121,7 +122,7 @@ def test_compare_without_labels_and_with_a_judge_named(files: dict[str, Path]) -
         ),
         (
             ("pa", "pb", "--labels", "too_many"),
-            r"1 of its 41 labels \(matched by position\) are for rows .* \(ids '40'",
+            r"1 of its 41 labels \(matched by its row positions .* are for rows .* \(ids '40'",
         ),
     ],
 )

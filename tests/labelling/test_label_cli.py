@@ -28,7 +28,7 @@ def test_a_file_that_is_not_results(tmp_path: Path) -> None:
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"not parquet")
     code, out = run(str(broken), "--labels", str(tmp_path / "l.jsonl"))
-    assert code == 2 and f"error: {broken}: not a results file jurist can read" in out
+    assert code == 2 and f"error: {broken}: not a readable results file" in out
     rows = write_lines(tmp_path / "rows.jsonl", {"text": "a row, not a result"})
     code, out = run(str(rows), "--labels", str(tmp_path / "l.jsonl"))
     assert code == 2 and "error: the results hold no judge columns" in out

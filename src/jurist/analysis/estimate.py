@@ -112,6 +112,24 @@ def power_tuning(y: np.ndarray, f: np.ndarray, g: np.ndarray) -> float:
     return float(np.clip(covariance / ((1 + n / big_n) * spread), 0.0, 1.0))
 
 
+def _checked(
+    labels: Sequence[float] | np.ndarray,
+    labelled_scores: Sequence[float] | np.ndarray,
+    unlabelled_scores: Sequence[float] | np.ndarray,
+    confidence: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(labels, labelled scores, unlabelled scores) as arrays, after the checks every estimate makes."""
+    if not 0 < confidence < 1:
+        raise InputError(f"the confidence must lie between 0 and 1, not {confidence}")
+    y = np.asarray(labels, dtype=float)
+    f = np.asarray(labelled_scores, dtype=float)
+    if len(y) != len(f):
+        raise ValueError(f"{len(y)} labels for {len(f)} labelled scores")
+    if len(y) < MIN_LABELS:
+        raise InputError(f"an estimate needs at least {MIN_LABELS} labelled rows with a score, not {len(y)}")
+    return y, f, np.asarray(unlabelled_scores, dtype=float)
+
+
 def ppi_mean(
     labels: Sequence[float] | np.ndarray,
     labelled_scores: Sequence[float] | np.ndarray,
@@ -122,15 +140,7 @@ def ppi_mean(
 ) -> MeanEstimate:
     """The PPI++ estimate of the mean label from ``n`` labels with the judge's scores on those rows and the
     judge's scores on ``N`` unlabelled rows; ``lam`` fixed (1 is plain PPI) or, by default, tuned."""
-    if not 0 < confidence < 1:
-        raise InputError(f"the confidence must lie between 0 and 1, not {confidence}")
-    y = np.asarray(labels, dtype=float)
-    f = np.asarray(labelled_scores, dtype=float)
-    g = np.asarray(unlabelled_scores, dtype=float)
-    if len(y) != len(f):
-        raise ValueError(f"{len(y)} labels for {len(f)} labelled scores")
-    if len(y) < MIN_LABELS:
-        raise InputError(f"an estimate needs at least {MIN_LABELS} labelled rows with a score, not {len(y)}")
+    y, f, g = _checked(labels, labelled_scores, unlabelled_scores, confidence)
     # every row labelled: nothing to add to the labels (lam 0, the labels' mean)
     weight = 0.0 if len(g) == 0 else power_tuning(y, f, g) if lam is None else float(lam)
     theta = weight * (g.mean() if len(g) else 0.0) + (y - weight * f).mean()
@@ -173,16 +183,10 @@ def ppi_weighted_mean(
     ``se²``: ``sum(w² dy df) / (sum(w)² var(f_all) / N + sum(w² df²))`` with ``dy``, ``df`` the deviations
     from the weighted means, clipped to [0, 1] (0: the estimate is the weighted mean of the labels).
     ``labels_only`` is that weighted mean with its own standard error."""
-    if not 0 < confidence < 1:
-        raise InputError(f"the confidence must lie between 0 and 1, not {confidence}")
-    y = np.asarray(labels, dtype=float)
-    f = np.asarray(labelled_scores, dtype=float)
+    y, f, g = _checked(labels, labelled_scores, unlabelled_scores, confidence)
     pi = np.asarray(probabilities, dtype=float)
-    g = np.asarray(unlabelled_scores, dtype=float)
-    if not len(y) == len(f) == len(pi):
-        raise ValueError(f"{len(y)} labels, {len(f)} labelled scores and {len(pi)} probabilities")
-    if len(y) < MIN_LABELS:
-        raise InputError(f"an estimate needs at least {MIN_LABELS} labelled rows with a score, not {len(y)}")
+    if len(pi) != len(y):
+        raise ValueError(f"{len(pi)} probabilities for {len(y)} labels")
     if np.any(~(pi > 0)) or np.any(pi > 1):
         raise InputError("every labelled row's selection probability must lie in (0, 1]")
     everything = np.concatenate([f, g])

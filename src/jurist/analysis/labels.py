@@ -65,18 +65,7 @@ def join_labels(
         raise InputError(
             f"{source} has no label column {label_column!r} (columns: {', '.join(file_rows.column_names)})"
         )
-    if file_id_column is None and ROW_ID in file_rows.column_names:
-        file_id_column = ROW_ID
-    if file_id_column is None:
-        ids = [str(i) for i in range(file_rows.num_rows)]
-        tried = "its row positions (0, 1, ...; give --labels-id-column to match by an id column)"
-    else:
-        if file_id_column not in file_rows.column_names:
-            raise InputError(
-                f"{source} has no id column {file_id_column!r} (columns: {', '.join(file_rows.column_names)})"
-            )
-        ids = [str(v) for v in file_rows.column(file_id_column).to_pylist()]
-        tried = f"its column {file_id_column!r}"
+    ids, tried = label_ids(file_rows, file_id_column, source)
     id_column = results.id_column
     if id_column is None:
         raise InputError("the results have no row_id column to match labels on")
@@ -89,6 +78,21 @@ def join_labels(
             f"{id_column!r} (labels' ids start {_sample(ids)}; results' start {_sample(row_ids)})"
         )
     return joined
+
+
+def label_ids(file_rows: pa.Table, file_id_column: str | None, source: str) -> tuple[list[str], str]:
+    """The row id of each line of a labels file, as :func:`join_labels` matches them (``file_id_column``,
+    else the file's ``row_id`` column, else the line positions 0, 1, ...), and how, in words."""
+    if file_id_column is None and ROW_ID in file_rows.column_names:
+        file_id_column = ROW_ID
+    if file_id_column is None:
+        ids = [str(i) for i in range(file_rows.num_rows)]
+        return ids, "its row positions (0, 1, ...; give --labels-id-column to match by an id column)"
+    if file_id_column not in file_rows.column_names:
+        raise InputError(
+            f"{source} has no id column {file_id_column!r} (columns: {', '.join(file_rows.column_names)})"
+        )
+    return [str(v) for v in file_rows.column(file_id_column).to_pylist()], f"its column {file_id_column!r}"
 
 
 def join_probabilities(

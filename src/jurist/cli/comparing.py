@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jurist.analysis.labels import ROW_ID, apply_label_map
+from jurist.analysis.labels import apply_label_map, label_ids
 from jurist.analysis.text import interval_text as _ci
 from jurist.analysis.text import number_text as _num
 from jurist.cli.common import fail
@@ -73,22 +73,14 @@ def check_label_rows(results: ResultTable, labels: Path, id_column: str | None) 
     """Refuse a labels file with labels for rows the results do not hold: ids (``id_column``, the file's
     ``row_id`` column, or the row positions 0, 1, ..., as :func:`~jurist.analysis.labels.join_labels`
     matches them) that are not among the results' row ids."""
-    rows = read_input(labels).table
-    if id_column is None and ROW_ID in rows.column_names:
-        id_column = ROW_ID
-    if id_column is None:
-        ids = [str(i) for i in range(rows.num_rows)]
-        how = "matched by position"
-    else:
-        ids = [str(v) for v in rows.column(id_column).to_pylist()]
-        how = f"matched by {id_column!r}"
+    ids, how = label_ids(read_input(labels).table, id_column, str(labels))
     held = {str(v) for v in results.values("row_id")}
     unknown = [v for v in ids if v not in held]
     if unknown:
         shown = ", ".join(repr(v) for v in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise InputError(
-            f"{labels}: {len(unknown)} of its {len(ids)} labels ({how}) are for rows the results do not "
-            f"hold (ids {shown}; the results have {results.num_rows} rows)"
+            f"{labels}: {len(unknown)} of its {len(ids)} labels (matched by {how}) are for rows the results "
+            f"do not hold (ids {shown}; the results have {results.num_rows} rows)"
         )
 
 

@@ -9,7 +9,7 @@ import typer
 
 from jurist.cli.common import fail
 from jurist.cli.options import ResultsArg
-from jurist.errors import InputError, JuristError
+from jurist.errors import JuristError
 from jurist.io.results import ResultTable
 
 STRATEGIES = ("uniform", "stratified", "active")
@@ -72,7 +72,7 @@ def label(
             raise JuristError(f"--budget must be at least 1, not {budget}")
         if not 0 <= port <= 65535:
             raise JuristError(f"--port must lie between 0 and 65535, not {port}")
-        table = _open(results)
+        table = ResultTable.open(results)
         name = judge if judge is not None else _only_judge(table)
         options = DeskOptions(
             judge=name,
@@ -91,18 +91,6 @@ def label(
         serve(app, host, port, lambda url: typer.echo(f"open {url}  (Ctrl-C stops)"))
     except JuristError as exc:
         fail(exc)
-
-
-def _open(path: Path) -> ResultTable:
-    """The results file, or an :class:`InputError` saying it is not one (pyarrow's own error included)."""
-    import pyarrow as pa
-
-    try:
-        return ResultTable.open(path)
-    except JuristError:
-        raise
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise InputError(f"not a results file jurist can read ({exc})", source=str(path)) from None
 
 
 def _only_judge(table: ResultTable) -> str:
