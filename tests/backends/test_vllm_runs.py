@@ -125,43 +125,6 @@ def committed(output: Path) -> int:
         return 0
 
 
-def test_kill_nine_then_rerun_judges_each_row_once(
-    tiny_model_dir: Path, tmp_path: Path, backend: Any
-) -> None:
-    backend.close()  # one engine at a time on this box: the command line starts its own
-    source = tmp_path / "rows.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    config = tmp_path / "judge.yaml"
-    config.write_text(
-        "judge_params:\n  prompt_template: 'Question: {question}\\nAnswer: {answer}'\n"
-        "  include_explanation: true\n  max_explanation_chars: 40\n"
-        "inference_config:\n  engine_params: {gpu_memory_utilization: 0.15}\n"
-    )
-    output = tmp_path / "out.parquet"
-    command = [
-        sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(config), "-i", str(source),
-        "-o", str(output), "--model", str(tiny_model_dir), "--chunk-size", "10", "--quiet",
-        "--summary-json", str(tmp_path / "summary.json"),
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
-    while committed(output) < 30 and time.time() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.communicate()
-    before = committed(output)
-    assert 30 <= before < len(ROWS)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["resumed_from"] == before
-    assert summary["requests"] == len(ROWS) - before  # no committed row was sent again
-    table = pq.read_table(output)
-    ids = table["row_id"].to_pylist()
-    assert ids == [str(i) for i in range(len(ROWS))]  # every row id exactly once, in order
-    assert table["judge.status"].to_pylist() == ["ok"] * len(ROWS)
-
-
 def test_a_reasoning_phase_on_the_real_engine_gives_every_row_one_verdict_within_its_budget(
     backend: Any,
 ) -> None:
@@ -198,3 +161,40 @@ def test_a_reasoning_phase_on_the_real_engine_gives_every_row_one_verdict_within
         assert sum(cut) > 0
     texts = table["p.reasoning"].to_pylist()
     assert all(isinstance(t, list) and len(t) == 2 for t in texts)
+
+
+def test_kill_nine_then_rerun_judges_each_row_once(
+    tiny_model_dir: Path, tmp_path: Path, backend: Any
+) -> None:
+    backend.close()  # one engine at a time on this box: the command line starts its own
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    config = tmp_path / "judge.yaml"
+    config.write_text(
+        "judge_params:\n  prompt_template: 'Question: {question}\\nAnswer: {answer}'\n"
+        "  include_explanation: true\n  max_explanation_chars: 40\n"
+        "inference_config:\n  engine_params: {gpu_memory_utilization: 0.15}\n"
+    )
+    output = tmp_path / "out.parquet"
+    command = [
+        sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(config), "-i", str(source),
+        "-o", str(output), "--model", str(tiny_model_dir), "--chunk-size", "10", "--quiet",
+        "--summary-json", str(tmp_path / "summary.json"),
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while committed(output) < 30 and time.time() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.communicate()
+    before = committed(output)
+    assert 30 <= before < len(ROWS)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["resumed_from"] == before
+    assert summary["requests"] == len(ROWS) - before  # no committed row was sent again
+    table = pq.read_table(output)
+    ids = table["row_id"].to_pylist()
+    assert ids == [str(i) for i in range(len(ROWS))]  # every row id exactly once, in order
+    assert table["judge.status"].to_pylist() == ["ok"] * len(ROWS)

@@ -102,7 +102,10 @@ def think_first(
 
         def finish(answers: Sequence[Answer]) -> JudgeOutput | Step:
             given: dict[int, Answer] = dict(zip(usable, answers, strict=True))
-            merged = [given.get(i) or _failed(originals[i], completions[i]) for i in range(len(originals))]
+            merged = [
+                given[i] if i in given else _failed(originals[i], completions[i])
+                for i in range(len(originals))
+            ]
             result = step.finish(merged)
             if isinstance(result, Step):  # no kind that thinks asks for a third round
                 raise TypeError("a judge with a reasoning phase needs one answer round after it")
