@@ -21,6 +21,7 @@ from typing import Any
 
 from jurist.backends.base import Backend, RequestFeed, StreamingBackend
 from jurist.judges.outputs import JudgeOutput
+from jurist.judges.reasoning import REASONING_CUT, REASONING_TOKENS
 from jurist.records import (
     Completion,
     ConstraintKind,
@@ -228,7 +229,9 @@ def percentile(values: Sequence[float], share: float) -> float | None:
 @dataclass(frozen=True)
 class Counts:
     """What one run judged: its rows, the outputs sent to a model (``judged``) and those ``ok``, the rows
-    with a usable verdict (``valid``), prompt and output tokens, and the outputs by status."""
+    with a usable verdict (``valid``), prompt and output tokens, the outputs by status, and for judges
+    that think first the outputs with a reasoning, its tokens and the outputs whose reasoning the budget
+    cut."""
 
     rows: int
     judged: int
@@ -237,6 +240,9 @@ class Counts:
     prompt_tokens: int
     output_tokens: int
     statuses: dict[str, int]
+    reasoned: int = 0
+    reasoning_tokens: int = 0
+    reasoning_cut: int = 0
 
 
 def count_outputs(outputs: Mapping[str, Sequence[JudgeOutput]], *, labels_only: bool = False) -> Counts:
@@ -253,6 +259,7 @@ def count_outputs(outputs: Mapping[str, Sequence[JudgeOutput]], *, labels_only: 
     statuses: dict[str, int] = {}
     for o in outs:
         statuses[o.status] = statuses.get(o.status, 0) + 1
+    thought = [o for o in sent if o.extras.get(REASONING_TOKENS) is not None]
     return Counts(
         rows=len(next(iter(outputs.values()), ())),
         judged=len(sent),
@@ -261,6 +268,9 @@ def count_outputs(outputs: Mapping[str, Sequence[JudgeOutput]], *, labels_only: 
         prompt_tokens=sum(o.prompt_tokens or 0 for o in outs),
         output_tokens=sum(o.completion_tokens or 0 for o in outs),
         statuses=statuses,
+        reasoned=len(thought),
+        reasoning_tokens=sum(o.extras[REASONING_TOKENS] for o in thought),
+        reasoning_cut=sum(bool(o.extras.get(REASONING_CUT)) for o in thought),
     )
 
 
@@ -279,6 +289,14 @@ def figures(
     elif record.cached_known and record.prompt_tokens:
         hit_rate = record.cached_tokens / record.prompt_tokens
     per_second = (lambda n: n / seconds) if seconds > 0 else (lambda n: 0.0)
+    thinking = (
+        {
+            "reasoning_tokens_per_judgment": round(counts.reasoning_tokens / counts.reasoned, 1),
+            "reasoning_cut_share": round(counts.reasoning_cut / counts.reasoned, 4),
+        }
+        if counts.reasoned
+        else {}
+    )
     return {
         "rows": counts.rows,
         "seconds": round(seconds, 3),
@@ -295,6 +313,7 @@ def figures(
         "prefix_cache_hit_rate": None if hit_rate is None else round(hit_rate, 4),
         "latency_p50_s": _round(percentile(record.latencies, 0.5)),
         "latency_p95_s": _round(percentile(record.latencies, 0.95)),
+        **thinking,
     }
 
 

@@ -51,6 +51,12 @@ QUALITY_COLUMNS = (
 )
 
 
+REASONING_COLUMNS = (
+    ("reasoning tok/judgment", "warm.reasoning_tokens_per_judgment"),
+    ("reasoning cut", "warm.reasoning_cut_share"),
+)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "–"
@@ -70,6 +76,8 @@ def columns(bench: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         head.append(("$/M judgments", "cost.usd_per_million_judgments"))
     if any("quality" in e for e in results):
         head += QUALITY_COLUMNS
+    if any("reasoning_cut_share" in (e.get("warm") or {}) for e in results):
+        head += REASONING_COLUMNS
     return (*head, *COLUMNS[4:])
 
 
@@ -286,8 +294,15 @@ def summary_lines(bench: Mapping[str, Any]) -> Sequence[str]:
                 if quality
                 else ""
             )
+            thought = (
+                f", reasoning {w['reasoning_tokens_per_judgment']} tokens per judgment "
+                f"({_pct(w['reasoning_cut_share'])} cut by the budget)"
+                if "reasoning_cut_share" in w
+                else ""
+            )
             out.append(
                 f"{e['model']} / {e['judge']} / {e['mode']}: {w['rows_per_s']} rows/s, "
-                f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}{priced}{rated}"
+                f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}"
+                f"{priced}{rated}{thought}"
             )
     return [*out, *cascade_lines(bench)]
