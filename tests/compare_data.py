@@ -21,6 +21,15 @@ from jurist.records import GenerationRequest, LabelRequest
 
 ANSWERS = {"yes": '{"judgment": "Yes"}', "no": '{"judgment": "No"}', "fail": "no idea"}
 
+# the comparison tests' plan: 12 rows yes -> no, 3 no -> yes, one failure on each side, 23 alike
+PLAN = (
+    [("yes", "no")] * 12
+    + [("no", "yes")] * 3
+    + [("fail", "yes"), ("yes", "fail")]
+    + [("yes", "yes")] * 14
+    + [("no", "no")] * 9
+)
+
 
 def config(name: str, scoring: str = "GENERATE", judgment_type: str = "BOOL") -> dict[str, Any]:
     return {

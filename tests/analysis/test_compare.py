@@ -12,7 +12,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from compare_data import pair_rows, plan_rows, run_pair_side, run_side, write_rows
+from compare_data import PLAN, pair_rows, plan_rows, run_pair_side, run_side, write_rows
 from jurist.analysis.compare import compare_tables
 from jurist.analysis.paired import accuracy_difference, kappa_interval, mcnemar, paired_difference
 from jurist.errors import InputError
@@ -140,15 +140,6 @@ def test_the_accuracy_difference_interval_covers_the_true_difference(
 
 
 # ------------------------------------------------------------------------------------------ two tables
-PLAN = (
-    [("yes", "no")] * 12
-    + [("no", "yes")] * 3
-    + [("fail", "yes"), ("yes", "fail")]
-    + [("yes", "yes")] * 14
-    + [("no", "no")] * 9
-)
-
-
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("compare")

@@ -11,16 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compare_data import plan_rows, run_side, write_labels, write_rows
+from compare_data import PLAN, plan_rows, run_side, write_labels, write_rows
 
-# 12 rows yes -> no, 3 no -> yes, one failure on each side, 23 alike
-PLAN = (
-    [("yes", "no")] * 12
-    + [("no", "yes")] * 3
-    + [("fail", "yes"), ("yes", "fail")]
-    + [("yes", "yes")] * 14
-    + [("no", "no")] * 9
-)
 IDS = [f"r{i}" for i in range(len(PLAN))]
 # B right on 10 of its 12 yes -> no flips and on its 3 no -> yes; the same verdicts right on 20 of 23
 TRUTH = (

@@ -130,6 +130,11 @@ def _checked(
     return y, f, np.asarray(unlabelled_scores, dtype=float)
 
 
+def _judge_only(scores: np.ndarray, confidence: float) -> Interval:
+    """The judge's own mean over every row, with the interval that ignores its bias."""
+    return Interval.normal(scores.mean(), np.std(scores, ddof=1) / np.sqrt(len(scores)), confidence)
+
+
 def ppi_mean(
     labels: Sequence[float] | np.ndarray,
     labelled_scores: Sequence[float] | np.ndarray,
@@ -150,9 +155,7 @@ def ppi_mean(
     return MeanEstimate(
         ppi=Interval.normal(theta, se, confidence) if len(g) else labels_only,
         labels_only=labels_only,
-        judge_only=Interval.normal(
-            everything.mean(), np.std(everything, ddof=1) / np.sqrt(len(everything)), confidence
-        ),
+        judge_only=_judge_only(everything, confidence),
         lam=weight,
         labelled=len(y),
         unlabelled=len(g),
@@ -210,9 +213,7 @@ def ppi_weighted_mean(
     return MeanEstimate(
         ppi=Interval.normal(theta, se, confidence),
         labels_only=labels_only,
-        judge_only=Interval.normal(
-            everything.mean(), np.std(everything, ddof=1) / np.sqrt(len(everything)), confidence
-        ),
+        judge_only=_judge_only(everything, confidence),
         lam=weight,
         labelled=len(y),
         unlabelled=len(g),
@@ -280,20 +281,21 @@ def estimate_judge(
         targets = label_targets(truth, judge, row_ids)
         scores = [_number(v, target) for v in results.values(target)]
         left_out = count_reasons(results, judge, [v is None for v in scores], "no score")
-    if probabilities is not None:
-        if len(probabilities) != len(targets):
-            raise ValueError(f"{len(probabilities)} probabilities for {len(targets)} rows")
-        outside = [t is not None and p is None for t, p in zip(targets, probabilities, strict=True)]
-        targets = [None if o else t for t, o in zip(targets, outside, strict=True)]
-    chances = list(probabilities) if probabilities is not None else [None] * len(targets)
+    chances: list[float | None] = [None] * len(targets) if probabilities is None else list(probabilities)
+    if len(chances) != len(targets):
+        raise ValueError(f"{len(chances)} probabilities for {len(targets)} rows")
+    outside = 0
+    if probabilities is not None:  # a label without a probability: a row the plan did not draw
+        outside = sum(t is not None and p is None for t, p in zip(targets, chances, strict=True))
+        targets = [None if p is None else t for t, p in zip(targets, chances, strict=True)]
     report: dict[str, Any] = {
         "column": target,
         "target": "agreement" if agreement else "mean label",
         "rows": results.num_rows,
         "left_out": left_out,
     }
-    if probabilities is not None and any(outside):
-        report["labels_outside_plan"] = sum(outside)
+    if outside:
+        report["labels_outside_plan"] = outside
     report["overall"] = _estimate(targets, scores, chances, confidence)
     if by is None:
         if compare:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from jurist.io.results import JudgeColumns, ResultTable
 
@@ -41,3 +42,19 @@ def count_reasons(
 def reasons_text(counts: dict[str, int]) -> str:
     """``abstained 34, parse_error 2``."""
     return ", ".join(f"{reason} {count}" for reason, count in counts.items())
+
+
+def reasoning_counts(results: ResultTable, judge: JudgeColumns) -> dict[str, Any] | None:
+    """A thinking judge's reasoning (``judge_params.reasoning``): the rows with one, those whose reasoning
+    the budget cut, and reasoning tokens per row (None when no row has a count); None for a judge that
+    does not reason."""
+    cut, tokens = judge.get("reasoning_cut"), judge.get("reasoning_tokens")
+    if cut is None or tokens is None:
+        return None
+    counts = [c for c in results.values(cut) if c is not None]
+    spent = [t for t in results.values(tokens) if t is not None]
+    return {
+        "rows": len(counts),
+        "cut_rows": sum(c > 0 for c in counts),
+        "tokens_per_row": sum(spent) / len(spent) if spent else None,
+    }

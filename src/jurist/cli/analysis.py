@@ -14,6 +14,7 @@ import typer
 from jurist.analysis.calibration import fit
 from jurist.analysis.human import agreement_report, format_report
 from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map
+from jurist.analysis.outcomes import reasoning_counts
 from jurist.cli.common import fail, format_info
 from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
 from jurist.cli.options import JsonOpt, ResultsArg
@@ -131,12 +132,9 @@ def info(
                 continue
             statuses = Counter(table.values(judge.status))
             typer.echo(f"  {judge.name}: " + ", ".join(f"{k} {v}" for k, v in statuses.most_common()))
-            cut = judge.get("reasoning_cut")
-            if cut is not None:
-                counts = [c for c in table.values(cut) if c is not None]
-                tokens = [t for t in table.values(judge.column("reasoning_tokens")) if t is not None]
-                per_row = sum(tokens) / len(tokens) if tokens else 0.0
+            thought = reasoning_counts(table, judge)
+            if thought is not None:
                 typer.echo(
-                    f"    reasoning cut by the budget: {sum(c > 0 for c in counts)} of {len(counts)} rows; "
-                    f"{per_row:.1f} reasoning tokens per row"
+                    f"    reasoning cut by the budget: {thought['cut_rows']} of {thought['rows']} rows; "
+                    f"{thought['tokens_per_row'] or 0.0:.1f} reasoning tokens per row"
                 )

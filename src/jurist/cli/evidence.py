@@ -24,7 +24,7 @@ from jurist.cli.labelling import (
     LabelsIdOpt,
     LabelsOpt,
     read_labels,
-    read_probabilities,
+    read_sampled_labels,
 )
 from jurist.cli.options import JsonOpt, ResultsArg
 from jurist.errors import JuristError
@@ -72,10 +72,8 @@ def estimate(
     try:
         table = ResultTable.open(results)
         names = _judges(table, judge, column)
-        truth = read_labels(table, labels, label_column, labels_id_column)
-        assert truth is not None
+        truth, chances = read_sampled_labels(table, labels, label_column, labels_id_column)
         mapped = apply_label_map(truth, label_map)
-        chances = read_probabilities(table, labels, labels_id_column)
         report = {
             name: estimate_judge(
                 table,

@@ -41,25 +41,26 @@ def read_labels(
 ) -> list[Any] | None:
     """One raw label per result row (None where a row has none), from --labels or --label-column; None
     when neither is given and labels are optional."""
-    if labels is None and label_column is None:
-        if required:
-            raise JuristError("give --label-column (a column of the results) or --labels FILE")
+    if labels is None and label_column is None and not required:
         return None
+    return read_sampled_labels(results, labels, label_column, labels_id_column)[0]
+
+
+def read_sampled_labels(
+    results: ResultTable, labels: Path | None, label_column: str | None, labels_id_column: str | None
+) -> tuple[list[Any], list[float | None] | None]:
+    """The labels as :func:`read_labels` reads them (one of --labels and --label-column given), and each
+    row's chance of having been chosen for labelling from the ``probability`` column of --labels
+    (``jurist label`` writes it; None without a file or when it records none); the file is read once."""
+    if labels is None and label_column is None:
+        raise JuristError("give --label-column (a column of the results) or --labels FILE")
     file_rows = read_input(labels).table if labels is not None else None
-    return join_labels(
+    joined = join_labels(
         results,
         column=label_column,
         file_rows=file_rows,
         file_id_column=labels_id_column,
         source=str(labels) if labels is not None else "the labels file",
     )
-
-
-def read_probabilities(
-    results: ResultTable, labels: Path | None, labels_id_column: str | None
-) -> list[float | None] | None:
-    """Each result row's chance of having been chosen for labelling, from the ``probability`` column of
-    --labels (``jurist label`` writes it); None when there is no such file or it records none."""
-    if labels is None:
-        return None
-    return join_probabilities(results, read_input(labels).table, labels_id_column)
+    chances = None if file_rows is None else join_probabilities(results, file_rows, labels_id_column)
+    return joined, chances

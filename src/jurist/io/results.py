@@ -14,7 +14,8 @@ are read by their columns: a judge is a prefix with a ``.status`` column, pairwi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,18 +108,9 @@ class ResultTable:
         these (the judges are still known from the metadata). A file that cannot be read as results (a
         truncated Parquet file, a JSONL line that is not JSON) is an :class:`InputError` naming it."""
         path = Path(path)
-        if not path.is_file():
-            raise InputError("no such results file", source=str(path))
-        try:
+        with readable(path):
             table = read_output(path) if columns is None else _read_columns(path, columns)
             return cls(table, read_metadata(path))
-        except InputError:
-            raise
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            # a truncated or foreign file: pyarrow's ArrowInvalid, a JSON or UTF-8 error, an I/O error
-            raise InputError(
-                f"not a readable results file ({type(exc).__name__}: {exc})", source=str(path)
-            ) from exc
 
     # --------------------------------------------------------------------------------- judges
     @property
@@ -218,6 +210,23 @@ def _judges_from_columns(columns: Sequence[str]) -> list[JudgeColumns]:
         kind = PANEL if name == PANEL else PAIRWISE if pairwise else "pointwise"
         out.append(JudgeColumns(name, kind, suffixes, pairwise))
     return out
+
+
+@contextmanager
+def readable(path: Path) -> Iterator[None]:
+    """Around reading a results file: a missing file, or one that cannot be read as results (pyarrow's
+    ArrowInvalid on a truncated or foreign file, a JSON or UTF-8 error, an I/O error), is an
+    :class:`InputError` naming it."""
+    if not path.is_file():
+        raise InputError("no such results file", source=str(path))
+    try:
+        yield
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(
+            f"not a readable results file ({type(exc).__name__}: {exc})", source=str(path)
+        ) from exc
 
 
 def _read_columns(path: Path, columns: Sequence[str]) -> pa.Table:

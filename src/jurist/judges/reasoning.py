@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from jurist.config.reasoning import ReasoningParams
 from jurist.judges.base import Answer, Step
-from jurist.judges.columns import Column
+from jurist.judges.columns import Column, extra_column
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.parts import Request
 from jurist.records import Completion, GenerationRequest, LabelRequest, LabelScores
@@ -46,13 +46,12 @@ def reasoning_columns(params: ReasoningParams, several: bool) -> tuple[Column, .
     """The columns a reasoning judge adds: ``reasoning`` (a string, or a list of strings for a judge that
     sends several requests per row, in request order; absent with ``keep: length``),
     ``reasoning_tokens`` and ``reasoning_cut`` (int64)."""
-    columns = []
-    if params.keep == "text":
-        kind = pa.list_(pa.string()) if several else pa.string()
-        columns.append(Column(REASONING, kind, lambda o, _p: o.extras.get(REASONING)))
-    columns.append(Column(REASONING_TOKENS, pa.int64(), lambda o, _p: o.extras.get(REASONING_TOKENS)))
-    columns.append(Column(REASONING_CUT, pa.int64(), lambda o, _p: o.extras.get(REASONING_CUT)))
-    return tuple(columns)
+    counts = (extra_column(REASONING_TOKENS, "int64"), extra_column(REASONING_CUT, "int64"))
+    if params.keep == "length":
+        return counts
+    if not several:
+        return (extra_column(REASONING, "string"), *counts)
+    return (Column(REASONING, pa.list_(pa.string()), lambda o, _p: o.extras.get(REASONING)), *counts)
 
 
 def reasoning_request(

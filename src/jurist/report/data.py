@@ -16,16 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from jurist.analysis.audit import audit_judge, confidences, default_responses, response_lengths
 from jurist.analysis.estimate import estimate_judge
 from jurist.analysis.labels import apply_label_map, join_labels, join_probabilities
-from jurist.errors import InputError
+from jurist.analysis.outcomes import reasoning_counts
 from jurist.io.formats import output_format
 from jurist.io.parts import read_metadata
 from jurist.io.readers import read_input
-from jurist.io.results import JudgeColumns, ResultTable
+from jurist.io.results import JudgeColumns, ResultTable, readable
 from jurist.report import plots
 
 JUDGE_SUFFIXES = (
@@ -73,14 +72,8 @@ def open_needed(path: Path, label_column: str | None = None) -> ResultTable:
         return ResultTable.open(path)
     import pyarrow.parquet as pq
 
-    if not path.is_file():
-        raise InputError("no such results file", source=str(path))
-    try:
+    with readable(path):
         view = ResultTable(pq.read_schema(path).empty_table(), read_metadata(path))
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(
-            f"not a readable results file ({type(exc).__name__}: {exc})", source=str(path)
-        ) from exc
     owned = {c for j in view.judges for c in j.columns}
     wanted = [c for c in view.table.column_names if c not in owned]
     wanted += [c for j in view.judges for s in JUDGE_SUFFIXES if (c := j.get(s)) is not None]
@@ -126,11 +119,7 @@ def _labels(
         file_id_column=options.labels_id_column,
         source=str(options.labels),
     )
-    chances = (
-        None
-        if file_rows is None or options.label_column is not None
-        else join_probabilities(results, file_rows, options.labels_id_column)
-    )
+    chances = None if file_rows is None else join_probabilities(results, file_rows, options.labels_id_column)
     return apply_label_map(joined, options.label_map), chances
 
 
@@ -241,23 +230,9 @@ def _judge(
         figures.append(
             {"title": "Corrected estimate", "src": plots.intervals(rows, f"{judge.name}: mean label")}
         )
-    out["reasoning"] = reasoning(results, judge)
+    out["reasoning"] = reasoning_counts(results, judge)
     out["worst"] = worst_rows(results, judge, options.worst)
     return out
-
-
-def reasoning(results: ResultTable, judge: JudgeColumns) -> dict[str, Any] | None:
-    """A thinking judge's reasoning: rows, rows the budget cut, tokens per row (None for other judges)."""
-    cut, tokens = judge.get("reasoning_cut"), judge.get("reasoning_tokens")
-    if cut is None or tokens is None:
-        return None
-    counts = [c for c in results.values(cut) if c is not None]
-    spent = [t for t in results.values(tokens) if t is not None]
-    return {
-        "rows": len(counts),
-        "cut_rows": sum(c > 0 for c in counts),
-        "tokens_per_row": sum(spent) / len(spent) if spent else None,
-    }
 
 
 def worst_rows(results: ResultTable, judge: JudgeColumns, count: int) -> list[dict[str, Any]]:
