@@ -10,7 +10,7 @@ is the only place that turns the two into an engine and a batch source:
 - a cascade (:class:`~jurist.cascade.batches.CascadeBatches`), its thresholds calibrated here when the spec
   asks for it, so the spec the run is fingerprinted by holds them;
 - ``--retry-failed`` (:class:`~jurist.engine.run.RetryBatches`);
-- answers from an OpenAI batch output file (the spec's ``answers``:
+- answers from OpenAI batch output files (the spec's ``answers``:
   :class:`~jurist.batch.results.BatchResults`);
 
 and the only place that refuses a combination of them, before any model loads. ``--repair`` is asked of
@@ -37,6 +37,7 @@ from jurist.batch.results import BatchResults
 from jurist.cascade.batches import CascadeBatches
 from jurist.cascade.calibrate import cache_path, calibrate
 from jurist.cascade.engine import CascadeEngine
+from jurist.config.types import ScoringMode
 from jurist.engine.core import BackendFactory, Engine
 from jurist.engine.preflight import check_constraints
 from jurist.engine.ray_job import RayBatches, RayRun
@@ -114,31 +115,29 @@ class Launch:
 def refuse(spec: RunSpec, placement: Placement, *, emitting: bool = False) -> None:
     """Refuse (:class:`~jurist.errors.InputError`, exit 2 on the command line) a combination jurist does not
     run, naming the options."""
-    thinking = [c.name or "judge" for c in spec.judges if c.judge_params.reasoning is not None]
-    if thinking and (emitting or spec.answers is not None):
-        option = "--emit-batch" if emitting else "--from-batch-results"
-        raise InputError(
-            f"{option} carries one round of requests, and judge {thinking[0]!r} reasons first (two rounds, "
-            "the answer after the reasoning): run it on a local engine or vllm serve"
-        )
     if emitting:
+        scored = [c for c in spec.judges if c.is_reward or c.judge_params.scoring is ScoringMode.LOGPROBS]
+        if scored:
+            how = "is a reward model" if scored[0].is_reward else "scores its labels' log-probabilities"
+            raise InputError(
+                f"judge {scored[0].name or 'judge'!r} {how}, which a batch file's answers do not carry: "
+                "run it on a local engine (or vllm serve), or emit a judge with scoring: GENERATE"
+            )
         used = placement.used() + [
-            name
-            for name, value in (("--cascade", spec.cascade), ("--from-batch-results", spec.answers))
-            if value is not None
+            name for name, value in (("--cascade", spec.cascade),) if value is not None
         ]
         if used:
             raise InputError(f"--emit-batch writes the requests and judges nothing: drop {', '.join(used)}")
         return
     if spec.cascade is not None:
         local = [name for name in placement.used() if name != "--repair"]
-        if spec.answers is not None:
+        if spec.answers:
             local.append("--from-batch-results")
         if local:
             raise InputError(f"a cascade runs locally, without {', '.join(local)}")
     if placement.ray is not None and placement.retry_failed:
         raise InputError("--retry-failed runs without --ray")
-    if spec.answers is not None and (placement.ray is not None or (placement.data_parallel or 1) > 1):
+    if spec.answers and (placement.ray is not None or (placement.data_parallel or 1) > 1):
         raise InputError(
             "--from-batch-results reads its answers on this machine, in one process: drop --ray and "
             "--data-parallel"
@@ -162,9 +161,9 @@ def launch(
     refuse(spec, placement)
     if backend is None:
         check_engines(spec)
-    if spec.answers is not None:
+    if spec.answers:
         if backend is not None:
-            raise InputError("answers come from the batch results file: pass no backend")
+            raise InputError("answers come from the batch results files: pass no backend")
         backend = BatchResults(spec.answers)
     if spec.cascade is not None:
         return _cascade(spec, placement, output, backend, backend_factory)

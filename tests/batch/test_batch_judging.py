@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from jurist.backends.scripted import ScriptedBackend
 from jurist.batch import BatchRun, Served
-from jurist.batch.emit import EMIT_KINDS, custom_id
+from jurist.batch.bodies import EMIT_KINDS, custom_id
 from jurist.batch.results import BatchResults
 from jurist.batch.shapes import ChatBody, InputLine
 from jurist.cli import app

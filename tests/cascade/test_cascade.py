@@ -361,7 +361,7 @@ def test_a_cascade_refuses_what_it_cannot_run_with_exit_2(llmbar: Path, tmp_path
         with pytest.raises(JuristError, match=f"a cascade runs locally, without {named}"):
             launch(spec, placement)
     with pytest.raises(JuristError, match="without --from-batch-results"):
-        launch(replace(spec, answers=llmbar))
+        launch(replace(spec, answers=(llmbar,)))
 
 
 def test_a_pointwise_cascade(tmp_path: Path) -> None:

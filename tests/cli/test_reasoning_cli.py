@@ -1,6 +1,7 @@
 """A thinking judge from the command line, against a local server that speaks `vllm serve`'s protocol: the
 reasoning arrives as an assistant message the server continues, the run summary counts the reasoning the
-budget cut, --max-reasoning-cut-rate gates on it, `jurist info` reports it, and --emit-batch refuses."""
+budget cut, --max-reasoning-cut-rate gates on it, and `jurist info` reports it
+(batch files: tests/batch/test_batch_rounds.py)."""
 
 from __future__ import annotations
 
@@ -99,21 +100,3 @@ def test_the_summary_info_and_columns_count_the_cut_reasoning(
     strict = judge(config, data, tmp_path / "strict.parquet", server.url, "--max-reasoning-cut-rate", "0.2")
     assert strict.returncode == 3
     assert "the reasoning budget cut 3 of judge judge's 12 rows (25.0%, max 20.0%)" in strict.stderr
-
-
-def test_a_batch_file_cannot_carry_a_thinking_judge(files: tuple[Path, Path], tmp_path: Path) -> None:
-    config, data = files
-    result = jurist(
-        "judge",
-        "dataset",
-        "-c",
-        config,
-        "-i",
-        data,
-        "-o",
-        tmp_path / "o.parquet",
-        "--emit-batch",
-        tmp_path / "batch.jsonl",
-    )
-    assert result.returncode == 2
-    assert "--emit-batch carries one round of requests" in result.stderr

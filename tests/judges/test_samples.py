@@ -193,7 +193,7 @@ def test_samples_through_a_batch_file_vote_as_a_direct_run(tmp_path: Path) -> No
     import pyarrow.parquet as pq
 
     from jurist.batch import BatchRun, Served
-    from jurist.batch.emit import EMIT_KINDS
+    from jurist.batch.bodies import EMIT_KINDS
     from jurist.batch.shapes import InputLine
     from jurist.records import ALL_CONSTRAINT_KINDS
 

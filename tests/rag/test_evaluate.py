@@ -23,6 +23,7 @@ from jurist.backends.callable import CallableBackend
 from jurist.backends.scripted import ScriptedStreamingBackend
 from jurist.rag.evaluate import METADATA_KEY
 from jurist.records import GenerationRequest, Message
+from rag_answers import answer
 
 DATA = Path(__file__).resolve().parents[2] / "examples" / "rag_qa.jsonl"
 METRICS = [
@@ -38,28 +39,6 @@ STATUSES = {"ok", "missing_input"}
 
 def rows() -> list[dict[str, Any]]:
     return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
-
-
-def answer(prompt: str) -> str:
-    """A deterministic judge: statements are the sentences of the text asked about; a statement (or
-    context) is supported when it shares a word of 5+ letters with the material it is checked against."""
-    case, _, task = prompt.partition("\n\nTask: ")
-    if task.startswith("list the factual statements"):
-        source = "[Reference answer]" if "the reference answer above" in task else "[Answer]"
-        text = case.split(f"{source}\n")[1].split("\n\n[")[0]
-        sentences = [s.strip() for s in re.split(r"(?<=\.)\s", text) if len(s.strip()) > 15]
-        return json.dumps({"statements": sentences[:12]})
-    if task.startswith("rate"):
-        return json.dumps({"reason": "plain", "score": 1 + len(case) % 5})
-    count = int(re.search(r"from 1 to (\d+), in order", prompt).group(1))  # type: ignore[union-attr]
-    words = set(re.findall(r"[a-z]{5,}", case.lower()))
-    items = re.findall(r"^\d+\. (.*)$", prompt, re.M) or re.findall(r"^\[\d+\] (.*)$", case, re.M)
-    labels = [
-        "Yes" if words & set(re.findall(r"[a-z]{5,}", item.lower())) else "No" for item in items[:count]
-    ]
-    return json.dumps(
-        {"verdicts": [{"index": i, "reason": "r", "verdict": v} for i, v in enumerate(labels, 1)]}
-    )
 
 
 def scripted(model_id: str = "scripted") -> ScriptedBackend:

@@ -1,20 +1,20 @@
 """A judge run's requests as an OpenAI batch input file (``jurist judge dataset --emit-batch FILE``).
 
-Each rendered request becomes one ``/v1/chat/completions`` line: the messages, ``max_tokens``, the sampling
-settings OpenAI's API has, and the judge's JSON schema as ``response_format`` (the emitter enforces JSON
-schemas only, as engine OPENAI does: an XML answer goes unconstrained and is parsed as usual). Its
-``custom_id`` is a hash of the body without the model (:func:`custom_id`), so the same judge config on the
-same rows finds its answers again in the results file (:mod:`jurist.batch.results`), whatever their order,
-and identical requests are written once.
+Each rendered request becomes one ``/v1/chat/completions`` line (:mod:`jurist.batch.bodies`): the
+messages, ``max_tokens``, the sampling settings OpenAI's API has, and the judge's JSON schema as
+``response_format`` (the emitter enforces JSON schemas only, as engine OPENAI does: an XML answer goes
+unconstrained and is parsed as usual). Identical requests are written once.
 
-Only a judge's first round of requests can be emitted: a kind that needs several model calls per row (RAG
-metrics) gets its later rounds' requests from the answers to the first. LOGPROBS scoring and reward
-models need a local engine; their rows are not emitted.
+A judge that calls the model more than once per row (a reasoning phase, then the answer; RAG metrics)
+is emitted one round at a time: the first ``--emit-batch`` writes the first round; given that round's
+results (``--from-batch-results``, :class:`~jurist.batch.results.BatchResults`), the next ``--emit-batch``
+answers the requests they hold and writes the requests that follow from those answers, and so on, until
+every request is answered and ``--from-batch-results`` with every round's results writes the table. LOGPROBS
+scoring and reward models need a local engine; their requests are not emitted.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -24,45 +24,27 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.backends.remote.openai import chat_body
+from jurist.batch.bodies import EMIT_KINDS, custom_id, request_body
 from jurist.batch.reading import SeenIds
+from jurist.batch.results import BatchResults
 from jurist.batch.shapes import CHAT_URL
 from jurist.engine.core import Engine
 from jurist.engine.spec import RunSpec
-from jurist.records import Completion, ConstraintKind, GenerationRequest
-
-EMIT_KINDS: tuple[ConstraintKind, ...] = ("json_schema",)
-
-
-def request_body(request: GenerationRequest, model: str) -> dict[str, Any]:
-    """The chat completion body of a request (OpenAI's fields only)."""
-    body = chat_body(request, model)
-    if request.logprobs is not None:
-        body["logprobs"] = True
-        body["top_logprobs"] = min(request.logprobs, 20)
-    if request.constraint is not None and request.constraint.json_schema is not None:
-        schema = {"name": "judgment", "strict": True, "schema": dict(request.constraint.json_schema)}
-        body["response_format"] = {"type": "json_schema", "json_schema": schema}
-    return body
-
-
-def custom_id(request: GenerationRequest) -> str:
-    """The request's id in a batch file: a hash of its body without the model."""
-    body = request_body(request, "")
-    del body["model"]
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-    return f"jurist-{digest[:32]}"
+from jurist.records import Completion, GenerationRequest
 
 
 class BatchEmitter:
     """A backend that writes each distinct request as a batch input line instead of answering it (its
-    answer is an ``error`` saying where the request went). ``close`` moves the finished file into place."""
+    answer is an ``error`` saying where the request went), except a request that ``earlier`` (the results of
+    the rounds before) answers: that gets its answer. ``close`` moves the finished file into place."""
 
     constraint_kinds = EMIT_KINDS
 
-    def __init__(self, path: Path, model: str) -> None:
+    def __init__(self, path: Path, model: str, earlier: BatchResults | None = None) -> None:
         self.path = path
         self._model = model
+        self._earlier = earlier
+        self.answered = 0
         self._partial = path.with_name(f".{path.name}.partial")
         self._stream: Any = pa.output_stream(str(self._partial), compression="detect")
         self._seen = SeenIds()
@@ -75,8 +57,16 @@ class BatchEmitter:
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         message = f"sent to the batch file {self.path}; run it, then judge with --from-batch-results"
-        for request in requests:
+        known = [self._earlier is not None and r in self._earlier for r in requests]
+        answers: list[Completion] = []
+        if self._earlier is not None and any(known):
+            answers = self._earlier.generate([r for r, k in zip(requests, known, strict=True) if k])
+            self.answered += len(answers)
+        given = iter(answers)
+        for request, answered in zip(requests, known, strict=True):
             self.requests += 1
+            if answered:
+                continue
             key = custom_id(request)
             if key in self._seen:
                 continue
@@ -89,7 +79,7 @@ class BatchEmitter:
             }
             self._stream.write(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n")
             self.lines += 1
-        return [Completion("", "error", error=message) for _ in requests]
+        return [next(given) if k else Completion("", "error", error=message) for k in known]
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "batch file", "path": str(self.path)}
@@ -102,7 +92,12 @@ class BatchEmitter:
         self._partial.unlink(missing_ok=True)
 
     def close(self) -> None:
+        """Move the finished file into place; with no line written (the results given answer every
+        request) no file is made."""
         if self._stream is None:
+            return
+        if not self.lines:
+            self.abandon()
             return
         self._stream.close()
         self._stream = None
@@ -111,27 +106,48 @@ class BatchEmitter:
 
 @dataclass(frozen=True)
 class Emitted:
-    """What ``--emit-batch`` wrote: the file, the rows read, the requests rendered and the lines written
-    (identical requests share a line)."""
+    """What ``--emit-batch`` wrote: the file, the rows read, the requests rendered, how many of them the
+    earlier rounds' results answered (``answered``), and the lines written (identical requests share a
+    line); ``results`` names the results files given."""
 
     path: Path
     rows: int
     requests: int
     lines: int
+    answered: int = 0
+    results: tuple[Path, ...] = ()
 
     def text(self) -> str:
+        given = " ".join(f"--from-batch-results {p}" for p in self.results)
+        if not self.lines and not self.results:
+            return f"{self.rows} rows -> no model requests: nothing to emit ({self.path} not written)"
+        if not self.lines:
+            return (
+                f"{self.rows} rows -> {self.requests} requests, every one answered by the results given: "
+                f"nothing left to emit ({self.path} not written); judge with {given} to write the results"
+            )
+        head = f"{self.rows} rows -> {self.requests} requests"
+        if self.answered:
+            head += f" ({self.answered} answered by the results given, {self.requests - self.answered} not)"
+        after = (
+            f"{given} --from-batch-results RESULTS-OF-{self.path.name}"
+            if self.results
+            else ("--from-batch-results")
+        )
         return (
-            f"{self.rows} rows -> {self.requests} requests -> {self.lines} batch lines in {self.path}; "
-            "run them (OpenAI's Batch API or `jurist batch`), then judge again with --from-batch-results"
+            f"{head} -> {self.lines} batch lines in {self.path}; run them (OpenAI's Batch API or "
+            f"`jurist batch`), then judge again with {after}"
         )
 
 
 def emit_batch(spec: RunSpec, path: Path, *, model: str | None = None) -> Emitted:
     """Write the requests a run of ``spec`` would send as an OpenAI batch file at ``path`` (``.jsonl``, also
-    ``.gz`` / ``.zst``). ``model`` is each line's ``body.model`` (default: the first judge's model name)."""
+    ``.gz`` / ``.zst``), but for those the spec's ``answers`` (the earlier rounds' results) answer.
+    ``model`` is each line's ``body.model`` (default: the first judge's model name)."""
     if model is None:
         model = spec.judges[0].inference_config.model.model_name or "default"
-    emitter = BatchEmitter(path, model)
+    earlier = BatchResults(spec.answers) if spec.answers else None
+    emitter = BatchEmitter(path, model, earlier)
     engine = Engine.from_spec(spec, emitter)
     source = spec.rows.open(engine.id_column)
     engine.check_columns(source)
@@ -143,4 +159,4 @@ def emit_batch(spec: RunSpec, path: Path, *, model: str | None = None) -> Emitte
         emitter.abandon()
         raise
     emitter.close()
-    return Emitted(path, rows, emitter.requests, emitter.lines)
+    return Emitted(path, rows, emitter.requests, emitter.lines, emitter.answered, spec.answers)

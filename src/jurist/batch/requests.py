@@ -6,7 +6,9 @@
   as a constraint: ``json_schema`` its schema, ``json_object`` any JSON object, each as a regex with no
   free whitespace where the regex holds the schema exactly (:mod:`jurist.backends.schema_regex`, compiled
   once per distinct schema), else the schema itself for the engine's grammar backend; how each line's
-  schema was enforced comes back beside the request.
+  schema was enforced comes back beside the request. vLLM's ``continue_final_message: true`` (with
+  ``add_generation_prompt: false``) makes the last assistant message the start of the answer (the
+  request's ``prefix``), as a thinking judge's batch lines ask (:mod:`jurist.batch.bodies`).
 * Embedding bodies become an :class:`EmbeddingRequest` (texts only).
 * What jurist cannot honour is refused, never silently dropped: ``n`` > 1, streaming, tools, images, a
   constraint the engine cannot enforce, a model the run does not serve.
@@ -122,8 +124,10 @@ def chat_request(body: Mapping[str, Any], served: Served) -> tuple[GenerationReq
         raise Refused("invalid_request", "body.top_logprobs needs body.logprobs: true")
     stop = (parsed.stop,) if isinstance(parsed.stop, str) else tuple(parsed.stop or ())
     constraint, schema = _constraint(parsed, served)
+    messages = tuple(_message(m, i) for i, m in enumerate(parsed.messages))
+    messages, prefix = _continued(parsed, messages)
     request = GenerationRequest(
-        messages=tuple(_message(m, i) for i, m in enumerate(parsed.messages)),
+        messages=messages,
         max_tokens=parsed.max_completion_tokens or parsed.max_tokens or served.default_max_tokens,
         temperature=parsed.temperature,
         top_p=parsed.top_p,
@@ -133,8 +137,33 @@ def chat_request(body: Mapping[str, Any], served: Served) -> tuple[GenerationReq
         stop=stop,
         constraint=constraint,
         logprobs=(parsed.top_logprobs or 0) if parsed.logprobs else None,
+        prefix=prefix,
     )
     return request, schema
+
+
+def _continued(body: ChatBody, messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], str]:
+    """The messages before the answer, and the answer's given start: with ``continue_final_message`` the
+    last (assistant) message's text, else nothing."""
+    if not body.continue_final_message:
+        if not body.add_generation_prompt:
+            raise Refused(
+                "unsupported_parameter",
+                "body.add_generation_prompt: false is served only with continue_final_message: true",
+            )
+        return messages, ""
+    if body.add_generation_prompt:
+        raise Refused(
+            "invalid_request",
+            "body.continue_final_message: true needs add_generation_prompt: false (it continues the last "
+            "assistant message instead of opening a new turn)",
+        )
+    if len(messages) < 2 or messages[-1].role != "assistant":
+        raise Refused(
+            "invalid_request",
+            "body.continue_final_message: true needs a last assistant message after the prompt to continue",
+        )
+    return messages[:-1], messages[-1].content
 
 
 def _message(message: ChatMessage, index: int) -> Message:

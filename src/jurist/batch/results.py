@@ -1,10 +1,12 @@
 """A judge run answered from a batch results file (``jurist judge dataset --from-batch-results FILE``).
 
 :class:`BatchResults` is a backend that finds each request's answer in an OpenAI batch output file by its
-``custom_id`` (:func:`jurist.batch.emit.custom_id`: the same judge config on the same rows renders the same
-requests), so the answers go through jurist's parsing, scoring and Arrow output as a local engine's would.
-The file is indexed once (custom id -> byte offset; the lines themselves for a compressed file); a request
-whose answer is missing, or whose line holds an error, gives its row an error status naming it.
+``custom_id`` (:func:`jurist.batch.bodies.custom_id`: the same judge config on the same rows renders the
+same requests), so the answers go through jurist's parsing, scoring and Arrow output as a local engine's
+would. Each file is indexed once (custom id -> byte offset; the lines themselves for a compressed file);
+a request whose answer is missing, or whose line holds an error, gives its row an error status naming it.
+Several files can be given, one per round of a judge that calls the model more than once per row
+(:mod:`jurist.batch.emit`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from jurist.batch.answers import completion_from_line
-from jurist.batch.emit import EMIT_KINDS, custom_id
+from jurist.batch.bodies import EMIT_KINDS, custom_id
 from jurist.errors import InputError
 from jurist.io.formats import COMPRESSIONS, open_binary
 from jurist.io.records import split_lines
@@ -24,9 +26,64 @@ from jurist.records import Completion, ConstraintKind, GenerationRequest
 
 
 class BatchResults:
-    """Answers requests from a batch output file (see the module's docstring)."""
+    """Answers requests from one or more batch output files (see the module's docstring): a judge that
+    needs several rounds of model calls per row (a reasoning phase, RAG metrics) gets one results file per
+    round. A custom id answered in several files takes the first file's answer."""
 
     constraint_kinds: tuple[ConstraintKind, ...] = EMIT_KINDS
+
+    def __init__(self, paths: Path | Sequence[Path]) -> None:
+        self.paths: tuple[Path, ...] = (paths,) if isinstance(paths, Path) else tuple(paths)
+        if not self.paths:
+            raise InputError("no batch results file given")
+        self._files = [_Indexed(path) for path in self.paths]
+        self._model = next((f.model for f in self._files if f.model is not None), None)
+
+    def __len__(self) -> int:
+        return sum(len(f) for f in self._files)
+
+    def __contains__(self, request: object) -> bool:
+        """Whether some file answers ``request`` (a :class:`GenerationRequest`)."""
+        if not isinstance(request, GenerationRequest):
+            return False
+        key = custom_id(request)
+        return any(key in f for f in self._files)
+
+    @property
+    def model_id(self) -> str:
+        """The model named in the first answered line."""
+        return self._model or "batch-results"
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        with contextlib.ExitStack() as stack:
+            handles = [f.open(stack) for f in self._files]
+            return [self._answer(request, handles) for request in requests]
+
+    def _answer(self, request: GenerationRequest, handles: Sequence[IO[bytes] | None]) -> Completion:
+        key = custom_id(request)
+        for indexed, handle in zip(self._files, handles, strict=True):
+            line = indexed.line(key, handle)
+            if line is not None:
+                return completion_from_line(line)
+        files = " or ".join(str(p) for p in self.paths)
+        message = (
+            f"no answer for custom_id {key} in {files}: the batch was emitted from another config or rows, "
+            "or this request belongs to a later round (emit it with --emit-batch and these results)"
+        )
+        return Completion("", "error", error=message)
+
+    def describe(self) -> dict[str, Any]:
+        paths = [str(p) for p in self.paths]
+        where = paths[0] if len(paths) == 1 else paths
+        return {"engine": "batch results", "path": where, "model": self.model_id}
+
+    def close(self) -> None:
+        """Nothing to free: the files are opened per call."""
+
+
+class _Indexed:
+    """One batch output file, indexed once: custom id -> byte offset (the lines themselves for a compressed
+    file)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -35,7 +92,7 @@ class BatchResults:
         self._compressed = COMPRESSIONS.get(path.suffix.lower())
         self._offsets: dict[str, int] = {}
         self._lines: dict[str, bytes] = {}
-        self._model: str | None = None
+        self.model: str | None = None
         self._index()
 
     def _index(self) -> None:
@@ -53,8 +110,8 @@ class BatchResults:
                 key = line.get("custom_id") if isinstance(line, dict) else None
                 if not isinstance(key, str):
                     continue  # an error line for an unreadable input line: no request to answer
-                if self._model is None:
-                    self._model = ((line.get("response") or {}).get("body") or {}).get("model")
+                if self.model is None:
+                    self.model = ((line.get("response") or {}).get("body") or {}).get("model")
                 if self._compressed:
                     self._lines.setdefault(key, raw)
                 else:
@@ -69,12 +126,15 @@ class BatchResults:
     def __len__(self) -> int:
         return len(self._offsets) + len(self._lines)
 
-    @property
-    def model_id(self) -> str:
-        """The model named in the first answered line."""
-        return self._model or "batch-results"
+    def __contains__(self, key: str) -> bool:
+        return key in self._offsets or key in self._lines
 
-    def _line(self, key: str, handle: IO[bytes] | None) -> dict[str, Any] | None:
+    def open(self, stack: contextlib.ExitStack) -> IO[bytes] | None:
+        """A handle for :meth:`line` (None for a compressed file, whose lines are held)."""
+        return None if self._compressed else stack.enter_context(self.path.open("rb"))
+
+    def line(self, key: str, handle: IO[bytes] | None) -> dict[str, Any] | None:
+        """The output line answering ``key`` (None: this file has none)."""
         if handle is None:
             raw = self._lines.get(key)
         else:
@@ -84,25 +144,3 @@ class BatchResults:
             handle.seek(offset)
             raw = handle.readline()
         return None if raw is None else json.loads(raw)
-
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        with contextlib.ExitStack() as stack:
-            handle = None if self._compressed else stack.enter_context(self.path.open("rb"))
-            return [self._answer(request, handle) for request in requests]
-
-    def _answer(self, request: GenerationRequest, handle: IO[bytes] | None) -> Completion:
-        key = custom_id(request)
-        line = self._line(key, handle)
-        if line is None:
-            message = (
-                f"no answer for custom_id {key} in {self.path}: the batch was emitted from another "
-                "config or rows (emit it again with --emit-batch)"
-            )
-            return Completion("", "error", error=message)
-        return completion_from_line(line)
-
-    def describe(self) -> dict[str, Any]:
-        return {"engine": "batch results", "path": str(self.path), "model": self.model_id}
-
-    def close(self) -> None:
-        """Nothing to free: the file is opened per call."""

@@ -78,6 +78,8 @@ class ChatBody(_Open):
     logprobs: bool = False
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
     stream: bool = False
+    continue_final_message: bool = False
+    add_generation_prompt: bool = True
 
 
 class EmbeddingBody(_Open):

@@ -177,7 +177,7 @@ def start_dataset(spec: RunSpec, placement: Placement, output: Path, lock: Outpu
     """Convert GGUF files (their progress on the terminal), take the output's lock (one writer per output,
     from here until the run ends, before any model loads) and launch the run; calibration's notes go to
     stderr."""
-    if spec.answers is None:
+    if not spec.answers:
         prepare_models(c.inference_config.model.model_name for c in spec.judges)
     lock.acquire()
     launched = launch(spec, placement, output=output)
@@ -197,10 +197,10 @@ def dataset_spec(
     cascading: tuple[list[Any], CascadeSettings] | None,
     rows: Selection,
     options: RunOptions,
-    answers: Path | None,
+    answers: list[Path] | None,
 ) -> RunSpec:
     """The spec of ``judge dataset``: the judges (``--config``, or the stages of ``--cascade``) with their
-    overrides, the rows, the options, the cascade's settings, and the batch results file answered from."""
+    overrides, the rows, the options, the cascade's settings, and the batch results files answered from."""
     if not refs and cascading is None:
         raise JuristError("give a judge: --config (or --cascade per stage)")
     if cascading is not None:
@@ -208,7 +208,7 @@ def dataset_spec(
     else:
         configs = [load_judge_config(r, settings) for r in refs or []]
     cascade = cascading[1] if cascading is not None else None
-    return RunSpec(tuple(configs), rows, options, cascade=cascade, answers=answers)
+    return RunSpec(tuple(configs), rows, options, cascade=cascade, answers=tuple(answers or ()))
 
 
 def emit_and_exit(spec: RunSpec, path: Path, placement: Placement, scratch: Path | None) -> NoReturn:

@@ -113,8 +113,16 @@ MaxRuntimeOpt = Annotated[
     ),
 ]
 EmitBatchOpt = Annotated[
-    Path | None, typer.Option(help="Write the requests as an OpenAI batch file (.jsonl) instead of judging.")
+    Path | None,
+    typer.Option(
+        help="Write the requests as an OpenAI batch file (.jsonl) instead of judging. With "
+        "--from-batch-results: the requests those results do not answer (a thinking judge's next round)."
+    ),
 ]
 FromBatchResultsOpt = Annotated[
-    Path | None, typer.Option(help="Answer from an OpenAI batch output file instead of a model.")
+    list[Path] | None,
+    typer.Option(
+        help="Answer from an OpenAI batch output file instead of a model. Repeat it for a judge that calls "
+        "the model in rounds (a reasoning phase, RAG): one results file per round."
+    ),
 ]

@@ -79,14 +79,15 @@ class RunOptions:
 @dataclass(frozen=True)
 class RunSpec:
     """Everything that decides a run's results: the judges' configs (a cascade's stages, in order, when
-    ``cascade`` is set), the rows, the options, the cascade's thresholds, and ``answers``: an OpenAI batch
-    output file the answers are read from instead of a model (``--from-batch-results``)."""
+    ``cascade`` is set), the rows, the options, the cascade's thresholds, and ``answers``: the OpenAI batch
+    output files the answers are read from instead of a model (``--from-batch-results``; one per round of a
+    judge that calls the model several times per row)."""
 
     judges: tuple[JudgeConfig, ...]
     rows: Selection
     options: RunOptions = field(default_factory=RunOptions)
     cascade: CascadeSettings | None = None
-    answers: Path | None = None
+    answers: tuple[Path, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -115,8 +116,10 @@ class RunSpec:
         plan = self.cascade_plan()
         if plan is not None:
             decisive["cascade"] = plan.decisive()
-        if self.answers is not None:
-            decisive["answers"] = file_identity(self.answers)
+        if len(self.answers) == 1:
+            decisive["answers"] = file_identity(self.answers[0])
+        elif self.answers:
+            decisive["answers"] = [file_identity(p) for p in self.answers]
         return decisive
 
     def fingerprint(self, input_identity: dict[str, Any], decisive: dict[str, Any] | None = None) -> str:
