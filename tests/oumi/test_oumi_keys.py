@@ -151,7 +151,6 @@ WARNED = [
     ("model", "processor_kwargs", {"size": 3}),
     ("model", "compile", True),
     ("model", "chat_template", "llama3-instruct"),
-    ("model", "chat_template_kwargs", {"enable_thinking": False}),
     ("model", "attn_implementation", "sdpa"),
     ("model", "enable_liger_kernel", True),
     ("model", "shard_for_eval", True),

@@ -54,7 +54,6 @@ _IGNORED: dict[str, dict[str, tuple[str, Callable[[Any], bool]]]] = {
         "chat_template": _note(
             "jurist applies the tokenizer's own chat template", lambda v: v in (None, "auto")
         ),
-        "chat_template_kwargs": _note("the chat template is applied with its defaults", lambda v: not v),
         "attn_implementation": _note("each engine picks its own attention kernels"),
         "enable_liger_kernel": _note("a training option", lambda v: v in (None, False)),
         "shard_for_eval": _note("a training option", lambda v: v in (None, False)),
@@ -220,6 +219,10 @@ class ModelParams(StrictModel):
     """Let the model's repository run its own code when it loads."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Other arguments for the engine's model loading, passed as they are."""
+    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Variables for the model's chat template (vLLM's chat_template_kwargs), e.g. {enable_thinking: false}
+    for Qwen3's non-thinking mode; unset, the template's defaults apply. Judges on one model with different
+    values load it once each."""
 
     @model_validator(mode="before")
     @classmethod

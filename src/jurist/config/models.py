@@ -135,7 +135,8 @@ class JudgeConfig(StrictModel):
 
     def _check_reasoning(self) -> None:
         """A reasoning phase comes before a simple, rubric or pairwise judge's answer, on an engine that
-        can continue an assistant turn (local engines and ``vllm serve``)."""
+        can continue an assistant turn (local engines and ``vllm serve``), with the chat template's thinking
+        not switched off."""
         for name in ("rag_judge_params", "reward_judge_params", "rule_judge_params"):
             if getattr(self, name) is not None:
                 kind = name.removesuffix("_judge_params")
@@ -147,6 +148,11 @@ class JudgeConfig(StrictModel):
             raise ValueError(
                 "judge_params.reasoning needs an engine that continues the judge's reasoning in the same "
                 "assistant turn (VLLM, NATIVE or REMOTE_VLLM), not OPENAI"
+            )
+        if self.inference_config.model.chat_template_kwargs.get("enable_thinking") is False:
+            raise ValueError(
+                "judge_params.reasoning with inference_config.model.chat_template_kwargs.enable_thinking: "
+                "false: that template closes the think block before the reasoning could start; drop one"
             )
 
     def _check_samples(self) -> None:

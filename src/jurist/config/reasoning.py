@@ -14,6 +14,12 @@ from pydantic import Field, model_validator
 
 from jurist.config.types import StrictModel
 
+THINK_STARTS: tuple[str, ...] = ("<think>", "<seed:think>", "[THINK]", "<|begin_of_thought|>")
+"""Markers that open a think block in open models' chat templates (Qwen3, QwQ and DeepSeek-R1's
+distills; Seed-OSS; Magistral; Bespoke-Stratos). A chat template whose generation prompt ends
+with one opens the block itself: the reasoning is not opened twice there
+(:func:`jurist.backends.local.chat.join`)."""
+
 
 class ReasoningParams(StrictModel):
     """How a judge reasons before its answer (a jurist extension of ``judge_params``)."""

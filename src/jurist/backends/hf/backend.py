@@ -159,7 +159,7 @@ class TransformersBackend:
             self.device,
             f"could not load model {name!r} with transformers",
         )
-        self._setup(model, tokenizer, name, params.model_max_length)
+        self._setup(model, tokenizer, name, params.model_max_length, params.chat_template_kwargs)
 
     @classmethod
     def from_model(
@@ -171,20 +171,29 @@ class TransformersBackend:
         batch_size: int = DEFAULT_BATCH_SIZE,
         context_length: int | None = None,
         head_dtype: str = "auto",
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> TransformersBackend:
         """Wrap a model and tokenizer already in memory (e.g. random weights built on the GPU): nothing is
-        loaded, the model stays on its device."""
+        loaded, the model stays on its device; ``chat_template_kwargs`` go to its chat template."""
         backend = cls.__new__(cls)
         backend._model_id = backend._path = model_id
         backend._revision = None
         backend.batch_size = batch_size
         backend.head_dtype = head_dtype
         backend.device = str(next(model.parameters()).device)
-        backend._setup(model, tokenizer, model_id, context_length)
+        backend._setup(model, tokenizer, model_id, context_length, chat_template_kwargs)
         return backend
 
-    def _setup(self, model: Any, tokenizer: Any, name: str, model_max_length: int | None) -> None:
-        """Check the tokenizer, neutralise the generation config, place the model, find the context."""
+    def _setup(
+        self,
+        model: Any,
+        tokenizer: Any,
+        name: str,
+        model_max_length: int | None,
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Check the tokenizer, neutralise the generation config, place the model, find the context;
+        ``template_kwargs``: the chat template's variables."""
         from transformers import GenerationConfig
 
         if not getattr(tokenizer, "chat_template", None):
@@ -209,7 +218,7 @@ class TransformersBackend:
         self._model: Any = model
         self._float_head: Any = None  # hf_labels.Float32Head, made on the first label request
         self._tokenizer: Any = tokenizer
-        self._chat = ChatRenderer(tokenizer)
+        self._chat = ChatRenderer(tokenizer, template_kwargs)
 
         text_config = (
             model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
@@ -305,7 +314,7 @@ class TransformersBackend:
             raise BackendError("the transformers backend is closed")
         return label_scores(
             requests,
-            chat_text=self._chat.text,
+            chat_prompt=self._chat.prompt,
             encode=lambda text: [int(i) for i in self._tokenizer.encode(text, add_special_tokens=False)],
             context_length=self.context_length,
             step=forward_step(self._model, self._pad_id, self.device, self.batch_size, self._head()),
@@ -335,7 +344,7 @@ class TransformersBackend:
     def _encode(self, request: GenerationRequest) -> tuple[int, ...]:
         """The prompt's token ids: the chat template with a generation prompt, then the request's prefix,
         no extra special tokens."""
-        text = self._chat.text(request.messages) + request.prefix
+        text = self._chat.prompt(request.messages, request.prefix)
         ids = self._tokenizer.encode(text, add_special_tokens=False)
         return tuple(int(i) for i in ids)
 

@@ -23,7 +23,7 @@ from jurist.records import LabelRequest, LabelScores, Message
 def label_scores(
     requests: Sequence[LabelRequest],
     *,
-    chat_text: Callable[[Sequence[Message]], str],
+    chat_prompt: Callable[[Sequence[Message], str], str],
     encode: Callable[[str], list[int]],
     context_length: int,
     step: Step,
@@ -35,7 +35,7 @@ def label_scores(
     continuations: dict[int, dict[str, list[int]]] = {}
     for index, request in enumerate(requests):
         try:
-            base = chat_text(request.messages) + request.answer_prefix
+            base = chat_prompt(request.messages, request.answer_prefix)
             suffix = request.answer_suffix if request.with_suffix else ""
             prompt, labels = split_labels({label: encode(base + label + suffix) for label in request.labels})
         except Exception as exc:

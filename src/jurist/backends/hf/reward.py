@@ -82,7 +82,7 @@ class TransformersRewardBackend:
         tokenizer.padding_side = "right"
         self._model: Any = model.to(self.device).eval()
         self._tokenizer = tokenizer
-        self._chat = ChatRenderer(tokenizer)
+        self._chat = ChatRenderer(tokenizer, params.chat_template_kwargs)
         text_config = (
             model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         )

@@ -1,23 +1,29 @@
 """Chat prompts for local engines: a tokenizer's chat template over jurist's messages, and token helpers.
 
-:class:`ChatRenderer` applies a Hugging Face tokenizer's chat template with a generation prompt. A template
-that rejects the ``system`` role (Gemma's, for one) gets the system text folded into the first user turn;
-the renderer notices this once and folds from then on.
+:class:`ChatRenderer` applies a Hugging Face tokenizer's chat template with a generation prompt and the
+model config's ``chat_template_kwargs`` (Qwen3's ``enable_thinking``, for one). A template that rejects the
+``system`` role (Gemma's, for one) gets the system text folded into the first user turn; the renderer
+notices this once and folds from then on. :meth:`ChatRenderer.prompt` puts the start of the assistant's
+turn after the generation prompt, without writing a think marker twice where the template's generation
+prompt already opens the think block (DeepSeek-R1's distills, some Qwen3 templates).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jurist.config.reasoning import THINK_STARTS
 from jurist.records import Message
 
 
 class ChatRenderer:
-    """Renders chat messages to prompt text with a tokenizer's chat template."""
+    """Renders chat messages to prompt text with a tokenizer's chat template; ``template_kwargs`` go to the
+    template as its variables (``chat_template_kwargs``)."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, template_kwargs: Mapping[str, Any] | None = None) -> None:
         self._tokenizer = tokenizer
+        self._kwargs = dict(template_kwargs or {})
         self._fold_system = False
 
     def text(self, messages: Sequence[Message], *, generation_prompt: bool = True) -> str:
@@ -28,16 +34,32 @@ class ChatRenderer:
             dicts = fold_system(dicts)
         try:
             text = self._tokenizer.apply_chat_template(
-                dicts, add_generation_prompt=generation_prompt, tokenize=False
+                dicts, add_generation_prompt=generation_prompt, tokenize=False, **self._kwargs
             )
         except Exception:
             if self._fold_system or not dicts or dicts[0]["role"] != "system":
                 raise
             self._fold_system = True  # e.g. Gemma's template: "System role not supported"
             text = self._tokenizer.apply_chat_template(
-                fold_system(dicts), add_generation_prompt=generation_prompt, tokenize=False
+                fold_system(dicts), add_generation_prompt=generation_prompt, tokenize=False, **self._kwargs
             )
         return str(text)
+
+    def prompt(self, messages: Sequence[Message], start: str = "") -> str:
+        """The prompt text of ``messages`` with a generation prompt, then ``start``: what the assistant's
+        turn is given to begin with (a thinking judge's reasoning, an answer prefix); see :func:`join`."""
+        return join(self.text(messages), start)
+
+
+def join(chat: str, start: str) -> str:
+    """``chat`` (a prompt ending with the assistant turn's opening) followed by ``start``, but for a think
+    marker (:data:`~jurist.config.reasoning.THINK_STARTS`) that ``start`` begins with and the template's
+    generation prompt already ends with: that one is not written twice, and the template's own whitespace
+    after it stays."""
+    for marker in THINK_STARTS:
+        if start.startswith(marker) and chat.rstrip().endswith(marker):
+            return chat + start[len(marker) :]
+    return chat + start
 
 
 def fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -157,6 +157,12 @@ class OpenAIBackend:
         self._url = url.rstrip("/") + "/chat/completions"
         self._model = config.model.model_name
         self._engine = config.engine
+        self._template_kwargs = config.model.chat_template_kwargs
+        if self._template_kwargs and config.engine is InferenceEngine.OPENAI:
+            raise BackendError(
+                "engine OPENAI takes no model.chat_template_kwargs (the server's chat template is not "
+                "reachable): they apply on VLLM, NATIVE and REMOTE_VLLM"
+            )
         self._workers = remote.num_workers
         self._timeout = remote.timeout_s
         self._policy = RetryPolicy.from_params(remote, retries)
@@ -205,6 +211,8 @@ class OpenAIBackend:
             body["user"] = self._user
         if self._engine is InferenceEngine.REMOTE_VLLM:
             body.update(server_fields(request))
+            if self._template_kwargs:
+                body["chat_template_kwargs"] = dict(self._template_kwargs)
         elif request.constraint is not None and request.constraint.json_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",

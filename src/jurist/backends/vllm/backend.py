@@ -180,7 +180,7 @@ class VLLMBackend:
         except Exception as exc:
             raise BackendError(f"vLLM could not load {model!r}: {type(exc).__name__}: {exc}") from exc
         self._tokenizer: Any = self._llm.get_tokenizer()
-        self._chat = ChatRenderer(self._tokenizer)
+        self._chat = ChatRenderer(self._tokenizer, config.model.chat_template_kwargs)
         self._request_ids = itertools.count()
         vllm_config = self._llm.llm_engine.vllm_config
         self.max_model_len = int(vllm_config.model_config.max_model_len)
@@ -216,7 +216,7 @@ class VLLMBackend:
     def tokenize(self, requests: Sequence[GenerationRequest | LabelRequest]) -> list[list[int]]:
         """Token ids of each request's chat prompt, as the engine will see them (a generation request's
         ``prefix`` included; a label request's answer prefix is added where its labels are scored)."""
-        texts = [self.chat_text(r.messages) + getattr(r, "prefix", "") for r in requests]
+        texts = [self._chat.prompt(r.messages, getattr(r, "prefix", "")) for r in requests]
         encoded = self._tokenizer(texts, add_special_tokens=False)["input_ids"]
         return [list(ids) for ids in encoded]
 
@@ -378,7 +378,7 @@ class VLLMBackend:
         prompts: dict[int, list[int]] = {}
         continuations: dict[int, dict[str, list[int]]] = {}
         for index, request in enumerate(requests):
-            base = self.chat_text(request.messages) + request.answer_prefix
+            base = self._chat.prompt(request.messages, request.answer_prefix)
             suffix = request.answer_suffix if request.with_suffix else ""
             prompt, labels = split_labels(
                 {label: self._encode(base + label + suffix) for label in request.labels}
