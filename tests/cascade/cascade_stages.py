@@ -1,6 +1,7 @@
 """Scripted cascade stages over LLMBar-style rows, for the cascade tests (and their kill -9 job).
 
-A stage answers pairwise LOGPROBS label requests. For every row (keyed by its two responses) it draws, from
+A stage answers pairwise LOGPROBS label requests (and, for a stage that thinks first, its reasoning
+requests). For every row (keyed by its two responses) it draws, from
 a seeded hash, a confidence ``c`` in [0.5, 1) and whether it is right, with probability ``accuracy(c)``;
 it then gives the side it picks probability ``c`` in both orders, so its verdict is order-consistent and
 its order-averaged confidence is ``c``. ``truth`` maps a response text to whether it is the better one.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from jurist.backends.scripted import ScriptedBackend
 from jurist.config.inference import InferenceConfig
-from jurist.records import LabelRequest, LabelScores
+from jurist.records import GenerationRequest, LabelRequest, LabelScores
 
 PROMPT = "[User request]\n{question}\n\n[Response A]\n{response_a}\n\n[Response B]\n{response_b}"
 
@@ -42,7 +43,7 @@ def row_key(first: str, second: str) -> str:
     return hashlib.sha256("\x1f".join(sorted((first, second))).encode()).hexdigest()[:16]
 
 
-def shown(request: LabelRequest) -> tuple[str, str]:
+def shown(request: LabelRequest | GenerationRequest) -> tuple[str, str]:
     text = request.messages[-1].content
     first = text.split("[Response A]\n", 1)[1].split("\n\n[Response B]\n", 1)[0]
     second = text.split("\n\n[Response B]\n", 1)[1]
@@ -65,8 +66,10 @@ class Stage:
         self.model, self.truth, self.accuracy, self.log = model, truth, accuracy, log
         self.block_on_call, self.marker, self.stop_on_call = block_on_call, marker, stop_on_call
         self.calls = 0
+        self.answer_prefixes: list[str] = []  # each label request's, in the order scored
 
     def scores(self, request: LabelRequest) -> LabelScores:
+        self.answer_prefixes.append(request.answer_prefix)
         first, second = shown(request)
         key = row_key(first, second)
         confidence = 0.5 + 0.5 * _uniform(self.model, key, "confidence")
@@ -97,7 +100,12 @@ class Stage:
                     time.sleep(600)
                 return super().score_labels(requests)
 
-        return Blocking([], model_id=self.model, labels=self.scores)
+        return Blocking(self.thought, model_id=self.model, labels=self.scores)
+
+    def thought(self, request: GenerationRequest) -> str:
+        """A stage with a reasoning phase writes one line about the pair, then ends its think block."""
+        first, second = shown(request)
+        return f"{self.model} weighs {row_key(first, second)}</think>"
 
 
 def factory(stages: Mapping[str, Stage]) -> Callable[[InferenceConfig], ScriptedBackend]:

@@ -364,6 +364,40 @@ def test_a_cascade_refuses_what_it_cannot_run_with_exit_2(llmbar: Path, tmp_path
         launch(replace(spec, answers=(llmbar,)))
 
 
+def test_a_stage_that_thinks_first(llmbar: Path, tmp_path: Path) -> None:
+    """Stage 1 reasons before its label scores: each of its rows' two orders thinks, its label requests
+    follow the reasoning, the cascade decides on its confidence as without it, and stage 2 never thinks."""
+    truth = truth_of(json.loads(llmbar.read_text()))
+    log = tmp_path / "requests.jsonl"
+    stages = {
+        "small": Stage("small", truth, lambda c: c, log),
+        "big": Stage("big", truth, lambda c: 1.0, log),
+    }
+    small = stage_config("small")
+    small["judge_params"] = {**small["judge_params"], "reasoning": {"budget_tokens": 24}}  # type: ignore[dict-item]
+    configs = stage_configs([small, stage_config("big")])
+    spec = RunSpec(
+        tuple(configs), Selection(str(llmbar)), RunOptions(chunk_size=10), cascade=CascadeSettings((0.8,))
+    )
+    output, plain = tmp_path / "out.parquet", tmp_path / "plain.parquet"
+    launch(spec, output=output, backend_factory=factory(stages)).run(output)
+    thought, answered = stages["small"].answer_prefixes, stages["big"].answer_prefixes
+    stages = {"small": Stage("small", truth, lambda c: c), "big": Stage("big", truth, lambda c: 1.0)}
+    run_cascade(llmbar, plain, CascadeSettings(thresholds=(0.8,)), stages)
+    data, without = ResultTable.open(output).table.to_pylist(), ResultTable.open(plain).table.to_pylist()
+    assert [r["cascade.stage"] for r in data] == [r["cascade.stage"] for r in without]
+    assert [r["cascade.winner"] for r in data] == [r["cascade.winner"] for r in without]
+    for row in data:
+        thoughts = row["pref_1.reasoning"]
+        assert len(thoughts) == 2 and all(t.startswith("small weighs ") for t in thoughts)
+        assert row["pref_1.reasoning_cut"] == 0
+        assert "pref_2.reasoning" not in row
+    reached = sum(r["pref_2.status"] is not None for r in data)
+    assert 0 < reached < len(data)
+    assert len(thought) == 2 * len(data) and all(p.startswith("<think>small weighs ") for p in thought)
+    assert len(answered) == 2 * reached and not any("<think>" in p for p in answered)
+
+
 def test_a_pointwise_cascade(tmp_path: Path) -> None:
     """Yes/no LOGPROBS stages: confidence is the top label's probability; the final judgment is a bool."""
     import math
