@@ -71,7 +71,7 @@ def test_launch_chooses_the_batch_source(source: Path, tmp_path: Path) -> None:
         launch(spec, Placement(ray="local", retry_failed=True))
     answers = tmp_path / "answers.jsonl"
     answers.write_text(json.dumps({"custom_id": "r0", "response": None, "error": {"message": "x"}}) + "\n")
-    with_answers = replace(spec, answers=answers)
+    with_answers = replace(spec, answers=(answers,))
     assert isinstance(launch(with_answers).engine.shared_backend, BatchResults)
     for placement in (Placement(ray="local"), Placement(data_parallel=2)):
         with pytest.raises(JuristError, match="--from-batch-results reads its answers on this machine"):
@@ -100,7 +100,7 @@ def test_the_fingerprint_comes_from_the_spec_alone(source: Path, tmp_path: Path)
     assert spec.fingerprint(identity) == stamped
     answers = tmp_path / "answers.jsonl"
     answers.write_text("{}\n")
-    assert replace(spec, answers=answers).fingerprint(identity) != spec.fingerprint(identity)
+    assert replace(spec, answers=(answers,)).fingerprint(identity) != spec.fingerprint(identity)
     two = replace(spec, judges=(spec.judges[0], spec.judges[0].model_copy(update={"name": "k"})))
     panel = replace(two, options=replace(two.options, panel=True))
     quorum = replace(panel, options=replace(panel.options, quorum=2))
