@@ -21,6 +21,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 # vLLM's CPU worker keeps one of the two cores for its scheduler unless told otherwise.
 os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+# Every engine of the suite (in this process and in the `jurist` processes it starts) gets a 1 GiB KV cache,
+# vLLM's own CPU setting, instead of a fifth of the machine: the test batches need a few thousand tokens,
+# and an engine then starts faster and holds about 1.9 GB instead of 5.5 GB (SmolLM2).
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 

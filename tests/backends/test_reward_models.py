@@ -31,7 +31,7 @@ def classifiers(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 
 def judge(model: Path, engine: str, labels: list[str] | None = None) -> Any:
     params: dict[str, Any] = {"labels": labels} if labels else {}
-    engine_params = {"gpu_memory_utilization": 0.1} if engine == "VLLM" else {}
+    engine_params: dict[str, Any] = {}
     return load_judge_config(
         {
             "name": "rm",

@@ -41,7 +41,6 @@ def backend(smollm2_dir: Path) -> Iterator[Any]:
         InferenceConfig.model_validate(
             {
                 "model": {"model_name": str(smollm2_dir), "model_max_length": 4096},
-                "engine_params": {"gpu_memory_utilization": 0.2},
             }
         )
     )

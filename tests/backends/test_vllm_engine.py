@@ -83,7 +83,6 @@ def backend(tiny_model_dir: Path) -> Iterator[Any]:
         InferenceConfig.model_validate(
             {
                 "model": {"model_name": str(tiny_model_dir), "model_max_length": 2048},
-                "engine_params": {"gpu_memory_utilization": 0.15},
             }
         )
     )

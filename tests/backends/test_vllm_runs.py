@@ -60,7 +60,7 @@ def backend(tiny_model_dir: Path) -> Iterator[Any]:
         InferenceConfig.model_validate(
             {
                 "model": {"model_name": str(tiny_model_dir), "model_max_length": 2048},
-                "engine_params": {"gpu_memory_utilization": 0.15, "stream_window": 48},
+                "engine_params": {"stream_window": 48},
             }
         )
     )
@@ -173,7 +173,6 @@ def test_kill_nine_then_rerun_judges_each_row_once(
     config.write_text(
         "judge_params:\n  prompt_template: 'Question: {question}\\nAnswer: {answer}'\n"
         "  include_explanation: true\n  max_explanation_chars: 40\n"
-        "inference_config:\n  engine_params: {gpu_memory_utilization: 0.15}\n"
     )
     output = tmp_path / "out.parquet"
     command = [

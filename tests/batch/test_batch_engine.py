@@ -31,7 +31,7 @@ def test_a_mixed_file_runs_on_vllm_with_embeddings(tiny_model_dir: Path, tmp_pat
         "--model-map",
         f"gpt-4o-mini={model}",
     ]
-    args += ["--embedding-model", model, "--engine-param", "gpu_memory_utilization=0.15"]
+    args += ["--embedding-model", model]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     out = [OutputLine.model_validate_json(line) for line in output.read_text().splitlines()]

@@ -28,6 +28,13 @@ def stage(name: str, model: str, share: float | None) -> dict[str, Any]:
 PLAN = CascadePlan(("small", "big"), (0.8, None))
 
 
+@pytest.fixture(autouse=True)
+def default_kv_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite sizes every CPU engine's KV cache with VLLM_CPU_KVCACHE_SPACE (tests/conftest.py); a stage
+    without a share takes the default share here, as on a user's machine."""
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+
+
 def test_shares_past_the_device_exit_2_before_loading_in_a_run_and_a_bench(tmp_path: Path) -> None:
     rows = tmp_path / "rows.jsonl"
     rows.write_text('{"text": "a"}\n')
@@ -52,3 +59,10 @@ def test_shares_that_fit_and_one_shared_engine_pass() -> None:
     CascadeEngine([stage("small", "/m/one", 0.9), stage("big", "/m/one", 0.9)], PLAN)
     with pytest.raises(ConfigError, match="stay loaded together"):
         CascadeEngine([stage("small", "/m/small", 0.9), stage("big", "/m/big", None)], PLAN)
+
+
+def test_a_stage_sized_by_vllm_s_cpu_kv_cache_setting_is_a_size_not_a_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")
+    CascadeEngine([stage("small", "/m/small", 0.9), stage("big", "/m/big", None)], PLAN)

@@ -37,14 +37,13 @@ NEEDS_REFERENCE = {"answer_correctness", "context_recall"}
 BOUNDS = {"max_statements": 3, "max_statement_chars": 60, "max_reason_chars": 40}
 
 
-def make_backend(model_dir: Path, share: float) -> Any:
+def make_backend(model_dir: Path) -> Any:
     from jurist.backends.vllm.backend import VLLMBackend
 
     return VLLMBackend(
         InferenceConfig.model_validate(
             {
                 "model": {"model_name": str(model_dir), "model_max_length": 4096},
-                "engine_params": {"gpu_memory_utilization": share},
             }
         )
     )
@@ -123,7 +122,7 @@ def check_well_formed(table: Any, path: Path = DATA) -> dict[str, dict[str, int]
 
 @pytest.fixture(scope="module")
 def tiny_backend(tiny_model_dir: Path) -> Iterator[Any]:
-    made = make_backend(tiny_model_dir, 0.15)
+    made = make_backend(tiny_model_dir)
     yield made
     made.close()
 
@@ -140,7 +139,7 @@ def test_six_metrics_on_smollm2_give_well_formed_rows(smollm2_dir: Path, tmp_pat
     # the 5 first rows of each of the 5 cases, and the 7 other rows without a reference (of 8; the
     # 200-row set runs on the tiny model)
     assert len(rows(data)) == 32
-    backend = make_backend(smollm2_dir, 0.2)
+    backend = make_backend(smollm2_dir)
     try:
         table = evaluate_answers(str(data), LLMJudge(backend), [(m, BOUNDS) for m in METRICS])
     finally:

@@ -6,6 +6,10 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping
 
+from jurist.errors import ConfigError
+
+KV_SPACE_ENV = "VLLM_CPU_KVCACHE_SPACE"
+
 
 def gpu_name() -> str:
     import torch
@@ -46,3 +50,18 @@ def cpu_kv_cache_bytes(share: float) -> int:
         memory = psutil.virtual_memory()
         total, available = int(memory.total), int(memory.available)
     return max(1 << 28, min(int(total * share), int(available * 0.8)))
+
+
+def cpu_kv_space_env() -> int | None:
+    """``VLLM_CPU_KVCACHE_SPACE`` (vLLM's own setting of its CPU KV cache, in GiB) in bytes; None when it is
+    unset or 0 (vLLM's "default"); a :class:`~jurist.errors.ConfigError` naming it when it is no size."""
+    raw = os.environ.get(KV_SPACE_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        gib = float(raw)
+    except ValueError:
+        gib = -1.0
+    if gib < 0:
+        raise ConfigError(f"{KV_SPACE_ENV}={raw!r} is not a KV-cache size in GiB (e.g. 4)")
+    return int(gib * 2**30) or None

@@ -34,13 +34,20 @@ from typing import Any
 from jurist.backends.base import RequestFeed
 from jurist.backends.local.chat import ChatRenderer
 from jurist.backends.local.label_trie import split_labels, trie_scores
-from jurist.backends.local.placement import cpu_kv_cache_bytes, environment, gpu_name, vllm_on_cpu
+from jurist.backends.local.placement import (
+    cpu_kv_cache_bytes,
+    cpu_kv_space_env,
+    environment,
+    gpu_name,
+    vllm_on_cpu,
+)
 from jurist.backends.vllm.outputs import completion_from, prefix_cache_stats
 from jurist.backends.vllm.params import (
     CPU_BLOCK_SIZE,
     CPU_MEMORY_SHARE,
     DEFAULT_STRUCTURED_BACKEND,
     GPU_MEMORY_SHARE,
+    VLLMEngineParams,
     engine_params,
 )
 from jurist.backends.vllm.watchdog import Watchdog, child_processes
@@ -103,6 +110,17 @@ def server_fields(request: GenerationRequest) -> dict[str, Any]:
     return body
 
 
+def cpu_kv_cache_size(ep: VLLMEngineParams) -> int:
+    """The KV cache of an engine on CPU, in bytes: ``kv_cache_memory_bytes``, else ``gpu_memory_utilization``
+    of the memory node, else ``VLLM_CPU_KVCACHE_SPACE`` GiB where set, else :data:`CPU_MEMORY_SHARE` of the
+    node (:func:`~jurist.backends.local.placement.cpu_kv_cache_bytes`)."""
+    if ep.kv_cache_memory_bytes is not None:
+        return ep.kv_cache_memory_bytes
+    if ep.gpu_memory_utilization is not None:
+        return cpu_kv_cache_bytes(ep.gpu_memory_utilization)
+    return cpu_kv_space_env() or cpu_kv_cache_bytes(CPU_MEMORY_SHARE)
+
+
 class VLLMBackend:
     """One vLLM offline engine for one model. Build it once and reuse it across judges and runs.
 
@@ -156,9 +174,7 @@ class VLLMBackend:
             "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm.embed`)
         }
         if on_cpu:
-            kwargs["kv_cache_memory_bytes"] = ep.kv_cache_memory_bytes or cpu_kv_cache_bytes(
-                ep.gpu_memory_utilization or CPU_MEMORY_SHARE
-            )
+            kwargs["kv_cache_memory_bytes"] = cpu_kv_cache_size(ep)
             if ep.tensor_parallel_size == 1:
                 kwargs["distributed_executor_backend"] = "uni"
         else:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from jurist.backends.local.placement import vllm_on_cpu
+from jurist.backends.local.placement import cpu_kv_space_env, vllm_on_cpu
 from jurist.backends.vllm.watchdog import DEFAULT_STALL_S
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
@@ -31,7 +31,7 @@ class VLLMEngineParams(StrictModel):
         gt=0.0,
         le=1.0,
         description="Share of GPU memory vLLM reserves (default 0.9); on CPU, the share of the memory node "
-        "given to the KV cache (default 0.2).",
+        "given to the KV cache (default: VLLM_CPU_KVCACHE_SPACE GiB where set, else 0.2).",
     )
     kv_cache_memory_bytes: int | None = Field(default=None, ge=1, description="An explicit KV-cache size.")
     tensor_parallel_size: int = Field(default=1, ge=1)
@@ -86,8 +86,8 @@ class VLLMEngineParams(StrictModel):
 
 def memory_share(config: InferenceConfig) -> float | None:
     """The share of the device's memory an engine of this config takes: its ``gpu_memory_utilization``, else
-    the default of the device vLLM runs on; None when it sets ``kv_cache_memory_bytes`` (a size, not a
-    share) or vLLM is not installed."""
+    the default of the device vLLM runs on; None when it sets ``kv_cache_memory_bytes`` or, on CPU,
+    ``VLLM_CPU_KVCACHE_SPACE`` is set (a size, not a share), or vLLM is not installed."""
     ep = engine_params(config.engine_params)
     if ep.kv_cache_memory_bytes is not None:
         return None
@@ -97,6 +97,8 @@ def memory_share(config: InferenceConfig) -> float | None:
         on_cpu = vllm_on_cpu()
     except ImportError:
         return None
+    if on_cpu and cpu_kv_space_env() is not None:
+        return None  # VLLM_CPU_KVCACHE_SPACE: a size
     return CPU_MEMORY_SHARE if on_cpu else GPU_MEMORY_SHARE
 
 
