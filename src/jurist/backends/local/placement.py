@@ -53,15 +53,15 @@ def cpu_kv_cache_bytes(share: float) -> int:
 
 
 def cpu_kv_space_env() -> int | None:
-    """``VLLM_CPU_KVCACHE_SPACE`` (vLLM's own setting of its CPU KV cache, in GiB) in bytes; None when it is
-    unset or 0 (vLLM's "default"); a :class:`~jurist.errors.ConfigError` naming it when it is no size."""
+    """``VLLM_CPU_KVCACHE_SPACE`` in bytes: vLLM's CPU platform reads it as a whole number of GiB and, where
+    it is set, sizes the KV cache by it over any engine argument; None when it is unset or empty. A value
+    vLLM would fail on (not a whole number, or under 1) is a :class:`~jurist.errors.ConfigError` naming it."""
     raw = os.environ.get(KV_SPACE_ENV, "").strip()
     if not raw:
         return None
-    try:
-        gib = float(raw)
-    except ValueError:
-        gib = -1.0
-    if gib < 0:
-        raise ConfigError(f"{KV_SPACE_ENV}={raw!r} is not a KV-cache size in GiB (e.g. 4)")
-    return int(gib * 2**30) or None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(
+            f"{KV_SPACE_ENV}={raw!r}: vLLM reads a whole number of GiB, at least 1, for the CPU KV cache "
+            "(e.g. 4), and uses it over engine_params; unset it to size the cache with engine_params"
+        )
+    return int(raw) * 2**30

@@ -111,14 +111,18 @@ def server_fields(request: GenerationRequest) -> dict[str, Any]:
 
 
 def cpu_kv_cache_size(ep: VLLMEngineParams) -> int:
-    """The KV cache of an engine on CPU, in bytes: ``kv_cache_memory_bytes``, else ``gpu_memory_utilization``
-    of the memory node, else ``VLLM_CPU_KVCACHE_SPACE`` GiB where set, else :data:`CPU_MEMORY_SHARE` of the
-    node (:func:`~jurist.backends.local.placement.cpu_kv_cache_bytes`)."""
+    """The KV cache of an engine on CPU, in bytes: ``VLLM_CPU_KVCACHE_SPACE`` GiB where set (vLLM's CPU
+    platform puts it over the engine arguments), else ``kv_cache_memory_bytes``, else
+    ``gpu_memory_utilization`` of the memory node, else :data:`CPU_MEMORY_SHARE` of it
+    (:func:`~jurist.backends.local.placement.cpu_kv_cache_bytes`)."""
+    from_env = cpu_kv_space_env()
+    if from_env is not None:
+        return from_env
     if ep.kv_cache_memory_bytes is not None:
         return ep.kv_cache_memory_bytes
     if ep.gpu_memory_utilization is not None:
         return cpu_kv_cache_bytes(ep.gpu_memory_utilization)
-    return cpu_kv_space_env() or cpu_kv_cache_bytes(CPU_MEMORY_SHARE)
+    return cpu_kv_cache_bytes(CPU_MEMORY_SHARE)
 
 
 class VLLMBackend:

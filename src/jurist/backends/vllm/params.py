@@ -31,7 +31,7 @@ class VLLMEngineParams(StrictModel):
         gt=0.0,
         le=1.0,
         description="Share of GPU memory vLLM reserves (default 0.9); on CPU, the share of the memory node "
-        "given to the KV cache (default: VLLM_CPU_KVCACHE_SPACE GiB where set, else 0.2).",
+        "given to the KV cache (default 0.2; vLLM's VLLM_CPU_KVCACHE_SPACE, where set, overrides it).",
     )
     kv_cache_memory_bytes: int | None = Field(default=None, ge=1, description="An explicit KV-cache size.")
     tensor_parallel_size: int = Field(default=1, ge=1)
@@ -87,18 +87,19 @@ class VLLMEngineParams(StrictModel):
 def memory_share(config: InferenceConfig) -> float | None:
     """The share of the device's memory an engine of this config takes: its ``gpu_memory_utilization``, else
     the default of the device vLLM runs on; None when it sets ``kv_cache_memory_bytes`` or, on CPU,
-    ``VLLM_CPU_KVCACHE_SPACE`` is set (a size, not a share), or vLLM is not installed."""
+    ``VLLM_CPU_KVCACHE_SPACE`` is set (a size, not a share), or vLLM is not installed (then the share given,
+    if any)."""
     ep = engine_params(config.engine_params)
     if ep.kv_cache_memory_bytes is not None:
         return None
-    if ep.gpu_memory_utilization is not None:
-        return ep.gpu_memory_utilization
     try:
         on_cpu = vllm_on_cpu()
     except ImportError:
-        return None
+        return ep.gpu_memory_utilization
     if on_cpu and cpu_kv_space_env() is not None:
-        return None  # VLLM_CPU_KVCACHE_SPACE: a size
+        return None  # VLLM_CPU_KVCACHE_SPACE: a size, which vLLM puts over the share
+    if ep.gpu_memory_utilization is not None:
+        return ep.gpu_memory_utilization
     return CPU_MEMORY_SHARE if on_cpu else GPU_MEMORY_SHARE
 
 
