@@ -9,8 +9,8 @@ A judge that calls the model more than once per row (a reasoning phase, then the
 is emitted one round at a time: the first ``--emit-batch`` writes the first round; given that round's
 results (``--from-batch-results``, :class:`~jurist.batch.results.BatchResults`), the next ``--emit-batch``
 answers the requests they hold and writes the requests that follow from those answers, and so on, until
-every request is answered and ``--from-batch-results`` with every round's results writes the table. LOGPROBS
-scoring and reward models need a local engine; their requests are not emitted.
+every request is answered and ``--from-batch-results`` with every round's results writes the table.
+LOGPROBS scoring and reward models need a local engine: :func:`jurist.launch.refuse` refuses to emit them.
 """
 
 from __future__ import annotations

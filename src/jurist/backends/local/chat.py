@@ -5,7 +5,7 @@ model config's ``chat_template_kwargs`` (Qwen3's ``enable_thinking``, for one). 
 ``system`` role (Gemma's, for one) gets the system text folded into the first user turn; the renderer
 notices this once and folds from then on. :meth:`ChatRenderer.prompt` puts the start of the assistant's
 turn after the generation prompt, without writing a think marker twice where the template's generation
-prompt already opens the think block (DeepSeek-R1's distills, some Qwen3 templates).
+prompt already opens the think block (DeepSeek-R1's distills, Qwen3's Thinking-2507 models).
 """
 
 from __future__ import annotations
