@@ -123,9 +123,7 @@ def refuse(spec: RunSpec, placement: Placement, *, emitting: bool = False) -> No
                 f"judge {scored[0].name or 'judge'!r} {how}, which a batch file's answers do not carry: "
                 "run it on a local engine (or vllm serve), or emit a judge with scoring: GENERATE"
             )
-        used = placement.used() + [
-            name for name, value in (("--cascade", spec.cascade),) if value is not None
-        ]
+        used = placement.used() + (["--cascade"] if spec.cascade is not None else [])
         if used:
             raise InputError(f"--emit-batch writes the requests and judges nothing: drop {', '.join(used)}")
         return

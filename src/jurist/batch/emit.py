@@ -57,17 +57,18 @@ class BatchEmitter:
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         message = f"sent to the batch file {self.path}; run it, then judge with --from-batch-results"
-        known = [self._earlier is not None and r in self._earlier for r in requests]
-        answers: list[Completion] = []
-        if self._earlier is not None and any(known):
-            answers = self._earlier.generate([r for r, k in zip(requests, known, strict=True) if k])
-            self.answered += len(answers)
-        given = iter(answers)
-        for request, answered in zip(requests, known, strict=True):
+        if self._earlier is not None:
+            found = self._earlier.find(requests)
+        else:
+            found = [(custom_id(r), None) for r in requests]
+        out: list[Completion] = []
+        for request, (key, answer) in zip(requests, found, strict=True):
             self.requests += 1
-            if answered:
+            if answer is not None:
+                self.answered += 1
+                out.append(answer)
                 continue
-            key = custom_id(request)
+            out.append(Completion("", "error", error=message))
             if key in self._seen:
                 continue
             self._seen.add(key)
@@ -79,7 +80,7 @@ class BatchEmitter:
             }
             self._stream.write(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n")
             self.lines += 1
-        return [next(given) if k else Completion("", "error", error=message) for k in known]
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "batch file", "path": str(self.path)}
@@ -132,7 +133,7 @@ class Emitted:
         after = (
             f"{given} --from-batch-results RESULTS-OF-{self.path.name}"
             if self.results
-            else ("--from-batch-results")
+            else "--from-batch-results"
         )
         return (
             f"{head} -> {self.lines} batch lines in {self.path}; run them (OpenAI's Batch API or "

@@ -42,29 +42,28 @@ class BatchResults:
     def __len__(self) -> int:
         return sum(len(f) for f in self._files)
 
-    def __contains__(self, request: object) -> bool:
-        """Whether some file answers ``request`` (a :class:`GenerationRequest`)."""
-        if not isinstance(request, GenerationRequest):
-            return False
-        key = custom_id(request)
-        return any(key in f for f in self._files)
-
     @property
     def model_id(self) -> str:
         """The model named in the first answered line."""
         return self._model or "batch-results"
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+    def find(self, requests: Sequence[GenerationRequest]) -> list[tuple[str, Completion | None]]:
+        """Each request's custom id and its answer in the files (None: no file answers it)."""
         with contextlib.ExitStack() as stack:
             handles = [f.open(stack) for f in self._files]
-            return [self._answer(request, handles) for request in requests]
+            return [(key, self._answer(key, handles)) for key in map(custom_id, requests)]
 
-    def _answer(self, request: GenerationRequest, handles: Sequence[IO[bytes] | None]) -> Completion:
-        key = custom_id(request)
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        return [self._missing(key) if answer is None else answer for key, answer in self.find(requests)]
+
+    def _answer(self, key: str, handles: Sequence[IO[bytes] | None]) -> Completion | None:
         for indexed, handle in zip(self._files, handles, strict=True):
             line = indexed.line(key, handle)
             if line is not None:
                 return completion_from_line(line)
+        return None
+
+    def _missing(self, key: str) -> Completion:
         files = " or ".join(str(p) for p in self.paths)
         message = (
             f"no answer for custom_id {key} in {files}: the batch was emitted from another config or rows, "
@@ -125,9 +124,6 @@ class _Indexed:
 
     def __len__(self) -> int:
         return len(self._offsets) + len(self._lines)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._offsets or key in self._lines
 
     def open(self, stack: contextlib.ExitStack) -> IO[bytes] | None:
         """A handle for :meth:`line` (None for a compressed file, whose lines are held)."""
