@@ -16,7 +16,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "jurist"
 MAX_LINES = 500
-HEAVY = ("torch", "vllm", "transformers")
+HEAVY = ("torch", "vllm", "transformers", "scipy")
 
 
 def modules() -> dict[str, Path]:

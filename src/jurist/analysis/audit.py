@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy import stats
 
 from jurist.analysis.calibration import expected_calibration_error
 from jurist.analysis.filtering import FilterRules, filter_table
@@ -62,6 +61,8 @@ def proportion(successes: int, trials: int, confidence: float) -> dict[str, Any]
     """A share with its Wilson score interval (None when there are no trials)."""
     if trials == 0:
         return {"estimate": None, "low": None, "high": None, "successes": 0, "trials": 0}
+    from scipy import stats  # loaded when a statistic is computed, not with jurist
+
     ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")
     return {
         "estimate": successes / trials,
@@ -78,6 +79,8 @@ def slope(x: Sequence[float], y: Sequence[float], confidence: float) -> dict[str
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(xs) < 3 or np.ptp(xs) == 0:
         return None
+    from scipy import stats
+
     fit = stats.linregress(xs, ys)
     half = float(stats.t.ppf(0.5 + confidence / 2, len(xs) - 2) * fit.stderr)
     return {
@@ -130,6 +133,8 @@ def _bootstrap(data: tuple[np.ndarray, ...], statistic: Any, options: AuditOptio
     point = float(statistic(*data))
     if len(data[0]) < 2 or not np.isfinite(point):
         return {"estimate": point if np.isfinite(point) else None, "low": None, "high": None}
+    from scipy import stats
+
     result = stats.bootstrap(
         data,
         statistic,

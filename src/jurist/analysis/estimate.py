@@ -37,7 +37,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from jurist.analysis.audit import confidence_column, confidences
 from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels
@@ -65,6 +64,8 @@ class Interval:
 
     @classmethod
     def normal(cls, estimate: float, se: float, confidence: float) -> Interval:
+        from scipy import stats  # scipy loads when an interval is computed, not with jurist
+
         z = float(stats.norm.ppf(0.5 + confidence / 2))
         return cls(float(estimate), float(se), float(estimate - z * se), float(estimate + z * se), confidence)
 

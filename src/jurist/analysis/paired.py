@@ -39,7 +39,6 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from jurist.analysis.estimate import MIN_LABELS, Interval, ppi_mean
 
@@ -82,6 +81,8 @@ def mcnemar(only_a: int, only_b: int) -> dict[str, Any]:
     """McNemar's test from the two discordant counts: the exact two-sided binomial test (p = 1/2) below
     :data:`EXACT_BELOW` discordant rows, else the continuity-corrected chi-square with one degree of
     freedom; p is 1 with no discordant row."""
+    from scipy import stats
+
     n = only_a + only_b
     if n < EXACT_BELOW:
         p = float(stats.binomtest(only_a, n, 0.5).pvalue) if n else 1.0
@@ -109,6 +110,8 @@ def paired_difference(
         raise ValueError(f"{len(x)} values for {len(y)}")
     if len(x) < 2:
         return None
+    from scipy import stats
+
     d = x - y
     se = float(np.std(d, ddof=1) / math.sqrt(len(d)))
     half = float(stats.t.ppf(0.5 + confidence / 2, len(d) - 1)) * se
