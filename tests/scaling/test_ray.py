@@ -133,6 +133,7 @@ def finished_rows(output: Path) -> int:
     return committed + kept
 
 
+@pytest.mark.slow  # a run resuming on Ray stays in the default tier (test_a_local_run_resumes_on_ray)
 def test_a_killed_run_does_not_judge_finished_blocks_again(cluster: str, tmp_path: Path) -> None:
     rows, chunk = 120, 10
     source = write_rows(tmp_path / "rows.jsonl", rows)
