@@ -49,10 +49,11 @@ def jurist(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]
     )
 
 
-def finish(run: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+def finish(run: subprocess.Popen[str], timeout: float, log: Path | None = None) -> tuple[str, str]:
     """The output of a started run once it exits within ``timeout`` seconds. A run still going then is sent
     SIGABRT, so that Python's fault handler prints every thread's stack, and the test fails with them: a
-    hang is reported with where it hangs."""
+    hang is reported with where it hangs. During a run its stderr goes to the output's ``.log`` (``log``),
+    where the stacks then are."""
     try:
         return run.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -62,8 +63,10 @@ def finish(run: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
         except subprocess.TimeoutExpired:
             run.kill()
             _, err = run.communicate()
+        if log is not None and log.exists():
+            err += f"\n{log}:\n" + log.read_text(errors="replace")
         raise AssertionError(
-            f"the run did not exit within {timeout:g} s; its threads:\n{err[-6000:]}"
+            f"the run did not exit within {timeout:g} s; its threads:\n{err[-8000:]}"
         ) from None
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 from dying_workers import mortal, mortal_for
-from fault_runs import committed_parts, ids_once, judge_args, jurist, setup, start, wait_for
+from fault_runs import committed_parts, finish, ids_once, judge_args, jurist, setup, start, wait_for
 from scripted_runs import JUDGE, data_file, engine, rows_of, undisturbed
 
 from jurist.backends.parallel.pool import DataParallelBackend
@@ -63,7 +63,7 @@ def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
         core = engine_core(run.pid)
         assert core is not None, "no EngineCore process"
         core.send_signal(signal.SIGKILL)
-        _, err = run.communicate(timeout=300)
+        _, err = finish(run, 300, out.with_name(out.name + ".log"))  # a hang fails with its stacks
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
@@ -95,7 +95,7 @@ def test_an_engine_process_that_stops_answering_is_reported_as_stalled(
         assert core is not None, "no EngineCore process"
         core.send_signal(signal.SIGSTOP)
         stopped = time.monotonic()
-        _, err = run.communicate(timeout=120)
+        _, err = finish(run, 120, out.with_name(out.name + ".log"))
         took = time.monotonic() - stopped
     finally:
         if core is not None and core.is_running():

@@ -4,9 +4,13 @@ as an undisturbed run."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fault_runs import (
@@ -22,7 +26,7 @@ from fault_runs import (
 )
 from fault_servers import fault_server
 
-from jurist.engine.interrupt import parse_duration
+from jurist.engine.interrupt import Stopped, parse_duration, stop_on_signals
 from jurist.errors import JuristError
 
 
@@ -38,7 +42,9 @@ def test_a_stop_signal_keeps_the_committed_chunks_and_a_rerun_resumes(
         try:
             wait_for(lambda: committed_parts(out) >= 3, "three committed chunks")
             os.kill(run.pid, signum)
-            _, err = finish(run, 60)  # the server still holds requests: the run does not wait
+            _, err = finish(
+                run, 60, out.with_name(out.name + ".log")
+            )  # the server still holds requests: the run does not wait
         finally:
             if run.poll() is None:
                 run.kill()
@@ -55,6 +61,43 @@ def test_a_stop_signal_keeps_the_committed_chunks_and_a_rerun_resumes(
         assert jurist(*judge_args(config, data, alone, *url)).returncode == 0
     ids_once(out, 40)
     assert verdicts(out) == verdicts(alone)
+
+
+class _SignalledWhileFinalised:
+    """Sends SIGTERM from its ``__del__``, where the handler then runs and Python drops what it raises."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        sum(range(100_000))  # bytecode to run the handler in
+
+
+def test_a_stop_that_a_finaliser_drops_is_raised_again() -> None:
+    held = threading.Event()  # never set: the requests a server holds back
+    handler, hook = signal.getsignal(signal.SIGTERM), sys.unraisablehook
+    with pytest.raises(Stopped, match="stopped by SIGTERM") as caught, stop_on_signals():
+        _SignalledWhileFinalised()
+        gc.collect()
+        held.wait(60)  # without the second raise, this waits out the minute and the test fails
+    assert caught.value.exit_code == 143
+    assert signal.getsignal(signal.SIGTERM) == handler and sys.unraisablehook == hook
+
+
+def test_other_finalisers_errors_still_reach_the_hook_there_was() -> None:
+    seen: list[Any] = []
+
+    class Failing:
+        def __del__(self) -> None:
+            raise ValueError("from a finaliser")
+
+    before, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        with stop_on_signals():
+            Failing()
+            gc.collect()
+        assert sys.unraisablehook == seen.append
+    finally:
+        sys.unraisablehook = before
+    assert [type(u.exc_value) for u in seen] == [ValueError]
 
 
 def test_max_runtime_stops_the_run_the_same_way(tmp_path: Path) -> None:
