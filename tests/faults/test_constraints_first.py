@@ -10,10 +10,13 @@ import pytest
 from fault_runs import judge_args, jurist, setup
 
 from jurist import load_judge_config
+from jurist.backends.grammar_check import guidance_grammar, vllm_problem
+from jurist.backends.vllm.backend import structured_outputs
 from jurist.config.loading import list_builtin_judges
 from jurist.engine.preflight import check_constraints
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
+from jurist.records import Constraint
 
 # an XML answer puts a label verbatim into the regex: a NUL in it is refused by vLLM whatever its backend
 NUL_LABEL = """\
@@ -81,3 +84,37 @@ def _nul_config() -> dict[str, object]:
             "judgment_scores": {"good\0bad": 1.0, "fine": 0.5},
         }
     }
+
+
+def _constraints_of_the_built_in_judges() -> list[Constraint]:
+    found: list[Constraint] = [Constraint(choices=("Yes", "No", 'a "quoted" label'))]
+    for name in list_builtin_judges():
+        spec = Judge(load_judge_config(name)).spec
+        if spec.guided:
+            found += [c for c in (spec.constraint(["regex"]), spec.constraint(["json_schema"])) if c]
+    return found
+
+
+def test_the_guidance_grammar_is_the_one_vllm_builds() -> None:
+    """jurist builds the guidance grammar without vLLM's module (which loads torch first); for every
+    built-in judge's regex and JSON schema, and a choice, it is the grammar vLLM itself serializes."""
+    from vllm.v1.structured_output.backend_guidance import serialize_guidance_grammar
+    from vllm.v1.structured_output.request import get_structured_output_key
+
+    constraints = _constraints_of_the_built_in_judges()
+    kinds = {("regex" if c.regex else "choice" if c.choices else "json") for c in constraints}
+    assert kinds == {"regex", "choice", "json"} and len(constraints) > 20
+    for constraint in constraints:
+        key = get_structured_output_key(structured_outputs(constraint))
+        assert guidance_grammar(constraint) == serialize_guidance_grammar(*key)
+
+
+def test_guidance_refuses_what_vllm_s_guidance_refuses() -> None:
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.structured_output.backend_guidance import validate_guidance_grammar
+
+    bad = Constraint(json_schema={"type": "object", "properties": {"a": {"type": "strin"}}})
+    with pytest.raises(Exception, match="Invalid type: strin"):  # vLLM's own check
+        validate_guidance_grammar(SamplingParams(structured_outputs=structured_outputs(bad)))
+    assert "Invalid type: strin" in (vllm_problem(bad, "guidance") or "")
+    assert vllm_problem(Constraint(regex="(Yes|No)"), "guidance") is None

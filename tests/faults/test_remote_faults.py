@@ -17,7 +17,7 @@ from jurist.backends.remote.openai import OpenAIBackend
 def test_a_flaky_server_ends_with_every_row_ok_with_the_defaults(tmp_path: Path) -> None:
     config, data = setup(tmp_path, 30)
     out = tmp_path / "out.parquet"
-    with fault_server(busy_every=3, broken_every=5, retry_after="1") as server:
+    with fault_server(busy_every=3, broken_every=5, retry_after="0.1") as server:
         done = jurist(*judge_args(config, data, out, "--inference_config.remote_params.api_url", server.url))
         sent, answered = server.count, server.answered
     assert done.returncode == 0, done.stderr

@@ -8,6 +8,7 @@ Oumi's other engine names were mapped to these when the config loaded (:mod:`jur
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -73,10 +74,8 @@ def _remote_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
 
 def _vllm_grammar(config: InferenceConfig) -> GrammarCheck | None:
     """vLLM's structured-output backend (``engine_params.structured_outputs_backend``)."""
-    try:
-        import llguidance  # noqa: F401  (vLLM's own dependencies: is vLLM there at all?)
-        import vllm as _vllm  # noqa: F401
-    except ImportError:
+    # is vLLM there at all? (found, not imported: importing vLLM takes seconds, and guidance needs none of it)
+    if importlib.util.find_spec("vllm") is None or importlib.util.find_spec("llguidance") is None:
         return None
     name = vllm_params.engine_params(config.engine_params).structured_outputs_backend
     name = name or vllm_params.DEFAULT_STRUCTURED_BACKEND
