@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.engine
+@pytest.mark.slow  # the script, not jurist: NATIVE's label scores it measures are checked below, by default
 @pytest.mark.skipif(not have("torch", "transformers", "tokenizers"), reason="torch/transformers missing")
 def test_gpu_check_runs_on_a_tiny_shape_on_cpu(tmp_path: Path) -> None:
     out = tmp_path / "gpu_check.json"

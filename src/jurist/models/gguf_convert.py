@@ -114,16 +114,18 @@ def convert_atomically(
     sha256: str,
     extra: Mapping[str, Any] | None = None,
     progress: Progress = to_stderr,
+    info: GgufInfo | None = None,
 ) -> None:
     """Convert the GGUF file ``source`` into a temporary sibling of ``target``, verify it, rename it to
-    ``target``. ``model_id``, ``sha256`` (the file's) and ``extra`` go into the manifest.
+    ``target``. ``model_id``, ``sha256`` (the file's) and ``extra`` go into the manifest; ``info``: the
+    file's metadata, where the caller has read it already (reading it again takes seconds).
 
     Raises:
         BackendError: the file cannot be converted or the result fails a check; nothing is left at
             ``target`` then.
     """
     started = time.perf_counter()
-    info = read_gguf(source)
+    info = info if info is not None else read_gguf(source)
     check_convertible(info)
     size_mb = source.stat().st_size / 1e6
     progress(f"converting {source.name} ({size_mb:,.0f} MB, {info.architecture}) into {target}")
