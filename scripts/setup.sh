@@ -30,9 +30,7 @@ echo "jurist setup: device=$device venv=$venv" >&2
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 pip=("$venv/bin/python" -m pip --disable-pip-version-check)
 "${pip[@]}" install -q --upgrade pip
-# --no-compile: Python compiles a module when it is first imported; compiling all 34,000 files of torch,
-# vLLM and transformers at install took about a minute and a half here, most of them never imported.
-"${pip[@]}" install -q --no-compile -e ".[$device,dev,parity]"
+"${pip[@]}" install -q -e ".[$device,dev,parity]"
 if [ "$device" = cpu ]; then
     "${pip[@]}" uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 fi
