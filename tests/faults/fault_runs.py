@@ -15,6 +15,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from jurist.cli.harness import log_path
+
 REMOTE_JUDGE = """\
 judge_params:
   prompt_template: "Q: {question}"
@@ -49,10 +51,10 @@ def jurist(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]
     )
 
 
-def finish(run: subprocess.Popen[str], timeout: float, log: Path | None = None) -> tuple[str, str]:
+def finish(run: subprocess.Popen[str], timeout: float, output: Path | None = None) -> tuple[str, str]:
     """The output of a started run once it exits within ``timeout`` seconds. A run still going then is sent
     SIGABRT, so that Python's fault handler prints every thread's stack, and the test fails with them: a
-    hang is reported with where it hangs. During a run its stderr goes to the output's ``.log`` (``log``),
+    hang is reported with where it hangs. During a run its stderr goes to the log beside its ``output``,
     where the stacks then are."""
     try:
         return run.communicate(timeout=timeout)
@@ -63,6 +65,7 @@ def finish(run: subprocess.Popen[str], timeout: float, log: Path | None = None) 
         except subprocess.TimeoutExpired:
             run.kill()
             _, err = run.communicate()
+        log = log_path(output, kept=True) if output is not None else None
         if log is not None and log.exists():
             err += f"\n{log}:\n" + log.read_text(errors="replace")
         raise AssertionError(

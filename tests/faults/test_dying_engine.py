@@ -63,7 +63,7 @@ def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
         core = engine_core(run.pid)
         assert core is not None, "no EngineCore process"
         core.send_signal(signal.SIGKILL)
-        _, err = finish(run, 300, out.with_name(out.name + ".log"))  # a hang fails with its stacks
+        _, err = finish(run, 300, out)  # a hang fails with its stacks
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
@@ -95,7 +95,7 @@ def test_an_engine_process_that_stops_answering_is_reported_as_stalled(
         assert core is not None, "no EngineCore process"
         core.send_signal(signal.SIGSTOP)
         stopped = time.monotonic()
-        _, err = finish(run, 120, out.with_name(out.name + ".log"))
+        _, err = finish(run, 120, out)
         took = time.monotonic() - stopped
     finally:
         if core is not None and core.is_running():

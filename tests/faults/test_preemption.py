@@ -42,9 +42,7 @@ def test_a_stop_signal_keeps_the_committed_chunks_and_a_rerun_resumes(
         try:
             wait_for(lambda: committed_parts(out) >= 3, "three committed chunks")
             os.kill(run.pid, signum)
-            _, err = finish(
-                run, 60, out.with_name(out.name + ".log")
-            )  # the server still holds requests: the run does not wait
+            _, err = finish(run, 60, out)  # the server still holds requests: the run does not wait
         finally:
             if run.poll() is None:
                 run.kill()
