@@ -73,11 +73,24 @@ def finish(run: subprocess.Popen[str], timeout: float, output: Path | None = Non
         ) from None
 
 
+# ``python -m jurist`` as started from a terminal: a signal this process ignores (SIGHUP, when the tests
+# themselves run under nohup) would be inherited ignored, and a run rightly keeps an ignored signal ignored.
+_FROM_A_TERMINAL = (
+    "import runpy, signal\n"
+    "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "runpy.run_module('jurist', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def start(*args: str, env: dict[str, str] | None = None, nohup: bool = False) -> subprocess.Popen[str]:
     """``jurist`` started in the background (its own process group, so a signal reaches it alone), with
-    ``env`` added to the environment (under ``nohup`` with ``nohup``)."""
+    ``env`` added to the environment: as from a terminal (SIGHUP, SIGTERM and Ctrl-C at their defaults,
+    whatever this process ignores), or under ``nohup`` with ``nohup``."""
+    command = ["nohup", sys.executable, "-m", "jurist"] if nohup else [sys.executable, "-c", _FROM_A_TERMINAL]
     return subprocess.Popen(
-        [*(["nohup"] if nohup else []), sys.executable, "-m", "jurist", *args],
+        [*command, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
