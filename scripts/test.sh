@@ -11,7 +11,7 @@ venv="${JURIST_VENV:-.venv}"
 # of jurist's modules, and every jurist process the tests start compiles them all again (half a second
 # each); compileall writes it regardless, and only for files that changed.
 "$venv/bin/python" -m compileall -q src tests >/dev/null
-# Two pytest-xdist workers (JURIST_TEST_WORKERS; 0 runs in this process): one runs every module that loads
-# a model, in order, the other the rest (tests/conftest.py), so that the box runs one engine at a time.
+# Two pytest-xdist workers (JURIST_TEST_WORKERS; 0 runs in this process): one runs every module that may load
+# a model, in order, the other the rest (tests/one_engine.py), so that the box runs one engine at a time.
 workers="${JURIST_TEST_WORKERS:-2}"
-exec "$venv/bin/python" -m pytest -n "$workers" --dist loadgroup --no-loadscope-reorder "$@"
+exec "$venv/bin/python" -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder "$@"

@@ -35,27 +35,48 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 MODEL_FIXTURES = {"tiny_model_dir", "smollm2_dir"}
+# why an engine test fails on a test worker before it runs (pytest_collection_modifyitems)
+UNSEEN_ENGINE = pytest.StashKey[str]()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that loads a model is an engine test, whatever its module says: ``-m "not engine"`` runs the
     unit tests alone.
 
-    Under pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs two workers), every test of a module
-    that holds an engine test is in one group, ``engine``, which one worker runs in collection order while
-    the others share the rest: the box still runs one engine (or Ray cluster) at a time, and a module's
-    engine fixture is still started once. The group goes first, as it is the longest unit of work."""
+    On a pytest-xdist worker (``scripts/test.sh`` runs two), the modules that may load a model go first, as
+    their one unit of work is the longest (``one_engine``), and an engine test in a module that the
+    scheduler cannot tell is one fails, saying why."""
     for item in items:
         if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.engine)
-    if not hasattr(config, "workerinput") or config.option.dist != "loadgroup":
-        return  # not an xdist worker of a grouped run
-    engine_modules = {item.path for item in items if item.get_closest_marker("engine")}
+    if not hasattr(config, "workerinput"):
+        return
+    from one_engine import MODEL_NAMES, may_load_a_model
+
+    engine = {path: may_load_a_model(path) for path in {item.path for item in items}}
     for item in items:
-        if item.path in engine_modules:
-            item.add_marker(pytest.mark.xdist_group("engine"))
-    items.sort(key=lambda item: item.path not in engine_modules)  # stable: each module keeps its order
+        if item.get_closest_marker("engine") and not engine[item.path]:
+            item.stash[UNSEEN_ENGINE] = (
+                f"{item.path.name} loads a model where the test workers' scheduler cannot see it, and could "
+                f"run beside another engine: name one of {', '.join(MODEL_NAMES)} in the module"
+            )
+    items.sort(key=lambda item: not engine[item.path])  # stable: each module keeps its order
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if UNSEEN_ENGINE in item.stash:
+        pytest.fail(item.stash[UNSEEN_ENGINE], pytrace=False)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadscope``: every module that may load a model in one unit of work, so that one worker runs
+    the engines, one at a time, while the other runs the rest."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from one_engine import OneEngineScheduling
+
+    return OneEngineScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
