@@ -26,10 +26,10 @@ os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
 # and an engine then starts faster and holds about 1.9 GB instead of 5.5 GB (SmolLM2).
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# The suite's engines (tiny models, a few rows a step) gain nothing from OpenMP threads pinned to the cores
-# and spinning at each barrier, and lose a lot when anything else needs a core (the second test worker, a
-# `jurist` process): unpinned threads that sleep while they wait. With a busy loop beside it, the RAG
-# tiny-model test took 96 s pinned and 51 s so (55 s alone, pinned).
+# The suite's engines (tiny models, a few rows a step) gain nothing from vLLM's OpenMP threads pinned to the
+# cores and spinning at each barrier, and lose a lot when anything else needs a core (the second test
+# worker, a `jurist` process), so their threads are unpinned and sleep while they wait. With a busy loop
+# beside it, the RAG tiny-model test took 96 s pinned and 51 s so (54 s alone, pinned).
 os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
