@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
+from typing import Any
 
 import pytest
 
@@ -34,25 +35,34 @@ os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-MODEL_FIXTURES = {"tiny_model_dir", "smollm2_dir"}
+MODEL_FIXTURES = ("tiny_model_dir", "smollm2_dir")
+# what a module that loads a model names: a model fixture, or the mark of a test that starts one itself
+MODEL_NAMES = (*MODEL_FIXTURES, "mark.engine")
 # why an engine test fails on a test worker before it runs (pytest_collection_modifyitems)
 UNSEEN_ENGINE = pytest.StashKey[str]()
+# set on the workers of a run whose scheduler is ``one_engine``'s (pytest_configure_node)
+ONE_ENGINE = "jurist_one_engine"
+
+
+def may_load_a_model(module: pathlib.Path) -> bool:
+    """Whether a test module names a model fixture or the ``engine`` mark: how the test workers' scheduler,
+    which collects nothing, tells the modules that must run one after another."""
+    text = module.read_text(encoding="utf-8")
+    return any(name in text for name in MODEL_NAMES)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that loads a model is an engine test, whatever its module says: ``-m "not engine"`` runs the
     unit tests alone.
 
-    On a pytest-xdist worker (``scripts/test.sh`` runs two), the modules that may load a model go first, as
-    their one unit of work is the longest (``one_engine``), and an engine test in a module that the
+    On a worker of ``one_engine``'s scheduler (``scripts/test.sh`` runs two), the modules that may load a
+    model go first, as their one unit of work is the longest, and an engine test in a module that the
     scheduler cannot tell is one fails, saying why."""
     for item in items:
-        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if set(MODEL_FIXTURES) & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.engine)
-    if not hasattr(config, "workerinput"):
+    if not getattr(config, "workerinput", {}).get(ONE_ENGINE):
         return
-    from one_engine import MODEL_NAMES, may_load_a_model
-
     engine = {path: may_load_a_model(path) for path in {item.path for item in items}}
     for item in items:
         if item.get_closest_marker("engine") and not engine[item.path]:
@@ -76,7 +86,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         return None
     from one_engine import OneEngineScheduling
 
-    return OneEngineScheduling(config, log)
+    return OneEngineScheduling(config, log, may_load_a_model)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Tells each worker of ``--dist loadscope`` that the modules that may load a model are one unit."""
+    if node.config.getvalue("dist") == "loadscope":
+        node.workerinput[ONE_ENGINE] = True
 
 
 @pytest.fixture(scope="session")
