@@ -157,8 +157,14 @@ def test_too_few_tokens_is_truncated_never_a_verdict(backend: Any) -> None:
 
 
 def test_the_head_keeps_the_models_dtype_unless_told(backend: Any) -> None:
-    # built without a judge that reads labels (head_dtype auto): vLLM's own choice, the weights' bfloat16
-    assert backend.describe()["head_dtype"] == backend.describe()["dtype"] == "bfloat16"
+    # built without a judge that reads labels (head_dtype auto): the head computes in the model's dtype,
+    # which with no torch_dtype_str set is this machine's choice (bfloat16 only with bf16 instructions)
+    from jurist.backends.local.dtype import choose_dtype
+
+    chosen = choose_dtype(None, on_cpu=True)
+    described = backend.describe()
+    assert described["head_dtype"] == described["dtype"] == chosen.dtype
+    assert described["dtype_reason"] == chosen.reason
 
 
 def test_results_come_back_in_request_order(backend: Any) -> None:

@@ -46,13 +46,13 @@ TargetOpt = Annotated[
     float | None,
     typer.Option(
         "--target-agreement",
-        help=f"Cascade: agreement with the labels kept verdicts reach [default: {DEFAULT_TARGET}].",
+        help=f"Cascade: agreement with the labels kept verdicts reach (default {DEFAULT_TARGET}).",
     ),
 ]
 DeltaOpt = Annotated[
     float | None,
     typer.Option(
-        "--delta", help=f"Cascade: chance the agreement guarantee may fail [default: {DEFAULT_DELTA}]."
+        "--delta", help=f"Cascade: chance the agreement guarantee may fail (default {DEFAULT_DELTA})."
     ),
 ]
 LabelsOpt = Annotated[

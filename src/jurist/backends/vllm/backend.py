@@ -16,6 +16,10 @@ before): here the sampling parameters, and the structured-output parameters for 
   (``engine_params.head_dtype`` auto, set by :func:`jurist.backends.for_label_scores`; ``float32`` or
   ``model`` force either): from bfloat16 logits, label log-probabilities move in steps of about 1/8 nat and
   LOGPROBS scores tie.
+* The compute dtype, unless the config sets one, follows the machine
+  (:func:`jurist.backends.local.dtype.choose_dtype`): the model's own on a GPU; on a CPU bfloat16 only
+  where the CPU has bfloat16 instructions, float32 elsewhere (vLLM's bfloat16 falls back to slow kernels
+  there). The choice and its reason are in :meth:`VLLMBackend.describe` and the start-up log line.
 * On CPU (see the README for the measurements): the engine core and worker run in this process, no core
   is kept in reserve, KV-cache blocks hold 32 tokens, the KV cache gets an explicit size (a share of the
   memory node, not vLLM's share-minus-resident-memory), per-request seeds are not passed (vLLM's CPU
@@ -33,6 +37,7 @@ from typing import Any
 
 from jurist.backends.base import RequestFeed
 from jurist.backends.local.chat import ChatRenderer
+from jurist.backends.local.dtype import model_dtype
 from jurist.backends.local.label_trie import split_labels, trie_scores
 from jurist.backends.local.placement import (
     cpu_kv_cache_bytes,
@@ -159,12 +164,13 @@ class VLLMBackend:
         model = resolved.path
         self._model_id = resolved.label
         self.structured_backend = ep.structured_outputs_backend or DEFAULT_STRUCTURED_BACKEND
+        dtype = model_dtype(config.model.torch_dtype_str, config.model.model_kwargs, on_cpu=on_cpu)
         kwargs: dict[str, Any] = {
             "model": model,
             "tokenizer": config.model.tokenizer_name,
             "revision": config.model.revision,
             "trust_remote_code": config.model.trust_remote_code,
-            "dtype": config.model.torch_dtype_str or "auto",
+            "dtype": dtype.dtype,
             "max_model_len": config.model.model_max_length,
             "enable_prefix_caching": ep.enable_prefix_caching,
             "tensor_parallel_size": ep.tensor_parallel_size,
@@ -193,7 +199,8 @@ class VLLMBackend:
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         from vllm import LLM
 
-        logger.info("starting vLLM on %s (%s)", model, "cpu" if on_cpu else "gpu")
+        where = "cpu" if on_cpu else "gpu"
+        logger.info("starting vLLM on %s (%s, computing in %s: %s)", model, where, dtype.dtype, dtype.reason)
         try:
             with environment(settings):
                 self._llm = LLM(**kwargs)
@@ -210,6 +217,7 @@ class VLLMBackend:
         self._watchdog = _watchdog(model, ep.stall_timeout_s)
         self._settings = {
             "dtype": str(vllm_config.model_config.dtype).removeprefix("torch."),
+            "dtype_reason": dtype.reason,
             "head_dtype": str(vllm_config.model_config.head_dtype).removeprefix("torch."),
             "kv_cache_memory_bytes": kwargs.get("kv_cache_memory_bytes"),
             "block_size": vllm_config.cache_config.block_size,
