@@ -1,9 +1,11 @@
 """Converting a GGUF file into a Hugging Face folder that vLLM and transformers load.
 
 - weights: dequantized with transformers' GGUF reader into a model built from the file's own config, and
-  stored in bfloat16 (``model.safetensors``), the type vLLM computes in (on x86 CPUs about four times
-  faster than float32 with AVX512-BF16; stored in float32, every weight made vLLM warn that it was cast
-  on loading). The path does not need ``accelerate`` (which ``from_pretrained(..., gguf_file=...)`` would)
+  stored in bfloat16 (``model.safetensors``): half the disk and memory of float32, and what vLLM computes
+  in on GPUs and on CPUs with bfloat16 instructions. The compute dtype is chosen when the model loads,
+  not here (:mod:`jurist.backends.local.dtype`): on a CPU without AVX512-BF16 or AMX, vLLM's bfloat16
+  runs through a slow fallback, so jurist loads these weights in float32 there. The path does not need
+  ``accelerate`` (which ``from_pretrained(..., gguf_file=...)`` would)
   and works for every architecture transformers reads from GGUF (:func:`supported_architectures`: llama,
   mistral, qwen2, qwen3, phi3, gemma2/3, ...); another architecture is refused, naming it, before any
   tensor is read.
@@ -38,7 +40,7 @@ from jurist.models.gguf_meta import GgufInfo, import_gguf, read_gguf
 from jurist.models.tokenizer_check import verify_converted_tokenizer
 
 CONVERSION_VERSION: Final = 2  # raise when the conversion's output changes: old caches are then rebuilt
-WEIGHTS_DTYPE: Final = "bfloat16"  # what the weights are stored in (the type vLLM computes in)
+WEIGHTS_DTYPE: Final = "bfloat16"  # what the weights are stored in (not always what an engine computes in)
 MANIFEST_NAME: Final = "jurist_conversion.json"  # written last: a folder holding it is complete
 TMP_PREFIX: Final = ".converting-"
 PIP_TRANSFORMERS: Final = "pip install torch transformers tokenizers (or jurist's `cpu` / `native` extra)"
