@@ -1,19 +1,22 @@
-"""Judge quality against people on LLMBar, beside throughput and cost, per model and mode.
+"""Judge quality against people on LLMBar and MT-Bench, beside throughput and cost, per model and mode.
 
     python benchmarks/judge_quality.py --model qwen2.5-coder-0.5b-instruct --modes logprobs \\
         --sets Natural,Adversarial_Neighbor [--limit 0] [--judge pairwise/preference] [--tag NAME]
 
-Every row of the chosen LLMBar sets (``../shared/data/llmbar``: Natural, the four Adversarial sets,
-MT-Bench), each pair judged in both orders by a pairwise judge, through ``jurist bench`` with labels
-(:mod:`jurist.bench.quality`): accuracy against LLMBar's human label with a 95 % Wilson interval, per set
-and over all, the order consistency, the share of order verdicts naming the response shown first, the
-accuracy of both decision rules (order-averaged probability; both orders agree) where the judge gives
-probabilities, and rows/s and dollars per million judgments from the same warm run (priced at
-``--machine-hour-price`` for this machine). Modes: ``logprobs`` (label probabilities after one prefill),
-``generation`` (the judge's explanation, then its verdict, greedy), ``samples`` (5 sampled generations
-per order at temperature 0.7, their vote shares as probabilities). The result of each (model, mode, judge)
-is merged into ``benchmarks/results/judge_quality.json`` under a key naming them (and ``--tag``), with the
-command that made it.
+Every row of the chosen sets (``../shared/data/llmbar``: LLMBar's Natural and four Adversarial sets, and the
+MT-Bench human-judgment pairs kept beside them), each pair judged in both orders by a pairwise judge (in the
+``pointwise`` mode each response alone), through ``jurist bench`` with labels (:mod:`jurist.bench.quality`):
+accuracy against the human label with a 95 % Wilson interval, per set and over all, the order consistency,
+the share of order verdicts naming the response shown first, the accuracy of both decision rules
+(order-averaged probability; both orders agree) where the judge gives probabilities, and rows/s and dollars
+per million judgments from the same warm run (priced at ``--machine-hour-price`` for this machine). Modes:
+``logprobs`` (label probabilities after one prefill), ``generation`` (the judge's explanation, then its
+verdict, greedy), ``samples`` (5 sampled generations per order at temperature 0.7, their vote shares as
+probabilities), ``pointwise`` (LOGPROBS in the pairwise judge's pointwise mode: each response alone, P(Yes)
+of A against B). Every accuracy stands beside the baselines on the same rows (the majority label, the longer
+and the shorter answer; a star in the table marks one the judge does not beat). The result of each (model,
+mode, judge) is merged into ``benchmarks/results/judge_quality.json`` under a key naming them (and
+``--tag``), with the command that made it.
 """
 
 from __future__ import annotations
@@ -30,10 +33,11 @@ from typing import Any
 from common import LLMBAR_SETS, RESULTS, header, llmbar_source
 
 SETS = LLMBAR_SETS
-MODES = {
+MODES: dict[str, tuple[str, dict[str, Any]]] = {
     "logprobs": ("logprobs", {}),
     "generation": ("generation", {}),
     "samples": ("generation", {"judge_params.samples": 5, "inference_config.generation.temperature": 0.7}),
+    "pointwise": ("logprobs", {"pairwise_judge_params.mode": "pointwise"}),
 }
 ENGINE = {
     "inference_config.model.model_max_length": 8192,
@@ -54,7 +58,14 @@ def llmbar_rows(sets: list[str], limit: int) -> list[dict[str, Any]]:
 def summary(entry: dict[str, Any]) -> dict[str, Any]:
     """The figures of one bench entry that the table shows."""
     quality = entry["quality"]
-    keep = ("accuracy", "decided", "order_consistency", "first_shown_rate", "accuracy_by_decision")
+    keep = (
+        "accuracy",
+        "decided",
+        "order_consistency",
+        "first_shown_rate",
+        "accuracy_by_decision",
+        "baselines",
+    )
     return {
         "rows": entry["warm"]["rows"],
         "rows_per_s": entry["warm"]["rows_per_s"],
@@ -78,13 +89,22 @@ def pct(share: dict[str, Any] | None, interval: bool = True) -> str:
     return f"{100 * share['estimate']:.1f} [{100 * share['low']:.1f}, {100 * share['high']:.1f}]"
 
 
+def baseline(quality: dict[str, Any], name: str) -> str:
+    """A baseline's accuracy on the same rows, starred where the judge does not beat it (runs made before
+    baselines were recorded show a dash)."""
+    found = (quality.get("baselines") or {}).get(name)
+    if not found or found.get("accuracy") is None:
+        return "–"
+    return f"{100 * found['accuracy']:.1f}" + ("*" if found.get("beaten") == "no" else "")
+
+
 def table(results: dict[str, Any]) -> str:
     """The runs as the benchmarking guide's Markdown table: one line per (model, mode, set), all sets first;
     rows/s and dollars on the line of all sets (or of the only set)."""
     lines = [
-        "| model | mode | set | rows | accuracy % [95 % CI] | both orders agree % | order consistency % | "
-        "first shown % | rows/s | $/M judgments |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| model | mode | set | rows | accuracy % [95 % CI] | majority % | longer wins % | shorter wins % | "
+        "both orders agree % | order consistency % | first shown % | rows/s | $/M judgments |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for record in results.get("runs", {}).values():
         parts = [("all", record["all"])] if len(record["by_set"]) > 1 else []
@@ -99,9 +119,10 @@ def table(results: dict[str, Any]) -> str:
                 name,
                 str(quality["accuracy"]["trials"]),
                 pct(quality["accuracy"]),
+                *(baseline(quality, name) for name in ("majority", "longer answer", "shorter answer")),
                 pct(both, False),
-                pct(quality["order_consistency"], False),
-                pct(quality["first_shown_rate"], False),
+                pct(quality.get("order_consistency"), False),
+                pct(quality.get("first_shown_rate"), False),
                 *(speed if number == 0 else ["", ""]),
             ]
             lines.append("| " + " | ".join(cells) + " |")

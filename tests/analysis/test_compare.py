@@ -197,6 +197,13 @@ def test_the_accuracies_and_their_difference_match_a_direct_count(tables: dict[s
     # every row labelled: the difference is the difference of the two accuracies itself
     assert report["difference"]["ppi"]["estimate"] == pytest.approx(np.mean(right_a) - np.mean(right_b))
     assert report["mcnemar"]["only_a"] == sum(x and not y for x, y in zip(right_a, right_b, strict=True))
+    # the majority label on the same labelled compared rows, counted here
+    labels_seen = [truth[i] == "yes" for i in compared]  # yes/no labels read as booleans
+    commonest = max(sorted(set(labels_seen)), key=labels_seen.count)
+    majority = report["baselines"]["majority"]
+    assert majority["rule"] == f"always {commonest!r}"
+    assert majority["right"] == labels_seen.count(commonest) and majority["rows"] == len(compared)
+    assert "first shown" not in report["baselines"]  # not a pairwise judge
     # half the rows labelled (GENERATE: no confidences, so lambda 0): the stratified mean by hand
     half = [t if i % 2 == 0 else None for i, t in enumerate(truth)]
     partial = compare_tables(a, b, labels=half)["labels"]
@@ -240,6 +247,7 @@ def test_pairwise_winners_flip(tables: dict[str, Path]) -> None:
     labels = ["1"] * 20  # LLMBar's 1: answer a is better
     found = compare_tables(a, b, labels=labels)["labels"]
     assert found["accuracy_a"]["successes"] == 4 + 6 and found["accuracy_b"]["successes"] == 2 + 6
+    assert found["baselines"]["first shown"]["accuracy"] == 1.0  # every label says a, shown first
     assert found["prediction"] == "confidences"
 
 

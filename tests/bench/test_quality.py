@@ -114,6 +114,43 @@ def test_pairwise_quality_equals_a_computation_by_hand() -> None:
         check_share(entry["quality_by_group"][part]["accuracy"], sum(right[i] for i in picked), len(picked))
 
 
+def test_the_baselines_stand_beside_the_accuracy_counted_by_hand() -> None:
+    """Answers of different lengths: the majority, first-shown, longer- and shorter-answer rules on the same
+    rows, each counted here, with its Wilson interval and whether the judge beats it."""
+    data = rows()
+    extra = [3, 0, 2, 0, 1, 1]  # characters added to answer a; row 5 gets one on b too: equal, no verdict
+    for row, n in zip(data, extra, strict=True):
+        row["response_a"] += "!" * n
+    data[5]["response_b"] += "!"
+    spec = BenchSpec(
+        judges=[PAIRWISE], rows=data, modes=["logprobs"], cold_rows=1, labels=[r["label"] for r in data]
+    )
+    bench = run_bench(spec, lambda config: ScriptedBackend([], labels=scores), progress=None)
+    quality = bench["results"][0]["quality"]
+    truth = ["a" if label == 1 else "b" for _, _, label in CASES]  # a b b b a a
+    longer = ["a", None, "a", None, "a", None]
+    shorter = ["b", None, "b", None, "b", None]
+    expected = {
+        "majority": truth.count(max(("a", "b"), key=truth.count)),  # 3 a, 3 b: a tie goes to 'a'
+        "first shown": truth.count("a"),
+        "longer answer": sum(w == t for w, t in zip(longer, truth, strict=True)),
+        "shorter answer": sum(w == t for w, t in zip(shorter, truth, strict=True)),
+    }
+    assert expected == {"majority": 3, "first shown": 3, "longer answer": 2, "shorter answer": 1}
+    probability, _, _, _ = hand_decisions()
+    judge_right = sum(w == t for w, t in zip(probability, truth, strict=True))
+    assert list(quality["baselines"]) == list(expected)
+    for name, right in expected.items():
+        entry = quality["baselines"][name]
+        assert entry["right"] == right and entry["rows"] == len(CASES)
+        low, high = wilson(right, len(CASES))
+        assert entry["interval"] == pytest.approx((low, high), abs=1e-9)
+        judge_low, _ = wilson(judge_right, len(CASES))
+        word = "no" if judge_right <= right else "yes" if judge_low > right / len(CASES) else "unclear"
+        assert entry["beaten"] == word
+    assert quality["baselines"]["majority"]["rule"] == "always 'a'"
+
+
 def test_labels_must_match_the_rows_and_groups_need_labels() -> None:
     data = rows()
     with pytest.raises(ConfigError, match="5 labels for 6 rows"):
@@ -145,6 +182,10 @@ def test_bench_command_reports_quality_from_a_labels_file(
     truth = ["a" if label == 1 else "b" for _, _, label in CASES]
     share = sum(w == t for w, t in zip(probability, truth, strict=True)) / len(CASES)
     assert f"accuracy {share:.3f} [" in result.output and "on 6 labelled rows" in result.output
+    # the baselines on the same rows, each with its interval (the answers are of equal length here)
+    assert "  baseline majority (always 'a'): 50.0 % [18.8, 81.2] %: " in result.output
+    assert "  baseline first shown (always 'a'): 50.0 %" in result.output
+    assert "  baseline longer answer (the longer answer wins): 0.0 %" in result.output
     table = (tmp_path / "out" / "bench.md").read_text()
     assert "accuracy [95 % CI]" in table and "first shown" in table
     saved = json.loads((tmp_path / "out" / "bench.json").read_text())
@@ -160,4 +201,7 @@ def test_written_files_hold_the_quality_columns(tmp_path: Path) -> None:
     )
     bench = run_bench(spec, lambda c: ScriptedBackend([], labels=scores), progress=None)
     files = write(bench, tmp_path)
-    assert "accuracy [95 % CI]" in files["markdown"].read_text()
+    table = files["markdown"].read_text()
+    assert (
+        "accuracy [95 % CI]" in table and "majority baseline" in table and "longer-answer baseline" in table
+    )

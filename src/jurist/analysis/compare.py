@@ -18,9 +18,10 @@ and after a prompt change) and one judge of each. Rows are matched on ``row_id``
   one.
 
 With labels (one per row of table A, None where unlabelled; the labelled rows must be a random sample of
-the rows, as for ``jurist estimate``): each judge's accuracy on the labelled compared rows, McNemar's test
-on who is right where only one is, and the difference of the accuracies over all compared rows,
-``delta = mean_i d_i`` with ``d_i = 1[A right on i] - 1[B right on i]``.
+the rows, as for ``jurist estimate``): each judge's accuracy on the labelled compared rows, beside the
+baselines on the same rows (:mod:`jurist.analysis.baselines`: the majority label and, for pairwise judges,
+the first-shown answer), McNemar's test on who is right where only one is, and the difference of the
+accuracies over all compared rows, ``delta = mean_i d_i`` with ``d_i = 1[A right on i] - 1[B right on i]``.
 
 The estimate and why it is built so: :func:`jurist.analysis.paired.accuracy_difference`.
 
@@ -39,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from jurist.analysis.audit import confidences, proportion
+from jurist.analysis.baselines import baselines
 from jurist.analysis.labels import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.analysis.outcomes import row_reasons
 from jurist.analysis.paired import accuracy_difference, kappa_interval, mcnemar, paired_difference
@@ -289,6 +291,10 @@ def compare_tables(
             raise InputError("no result row has a label")
         predicted = [0.0 if x is None or y is None else x - y for x, y in zip(conf_a, conf_b, strict=True)]
         report["labels"] = _with_labels(both, verdicts_a, verdicts_b, truth, predicted, confidence)
+        labelled = [truth[i] for i in both if truth[i] is not None]
+        report["labels"]["baselines"] = {
+            b.name: b.as_dict() for b in baselines(labelled, pairwise=kind == "pairwise")
+        }
         report["labels"]["prediction"] = (
             "confidences" if any(conf_a[i] is not None and conf_b[i] is not None for i in both) else "none"
         )

@@ -5,6 +5,10 @@ every judge in the table (and for the panel, if the table has one):
 
 * ``accuracy``: verdicts equal to the label, over every labelled row (a row the judge could not decide,
   an inconclusive pair, counts as wrong); ``accuracy_decided`` over the rows with a verdict;
+* ``accuracy_interval``: its 95 % Wilson interval; ``baselines``: trivial rules on the same rows
+  (:mod:`jurist.analysis.baselines`: the majority label; for pairwise judges the first-shown answer and
+  the longer and the shorter answer, where the results carry the answers), each with its interval and
+  whether the judge beats it (yes, no, or unclear when the baseline lies inside the judge's interval);
 * ``cohen_kappa`` between verdicts and labels, over rows with both;
 * pairwise judges: ``order_consistency`` (the share of decided rows whose two orders named the same
   winner) and ``accuracy_by_order`` (each order's verdict alone, and their mean: LLMBar's protocol);
@@ -25,7 +29,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.agreement import ConfusionMatrix, accuracy, cohen_kappa, confusion_matrix
+from jurist.analysis.agreement import (
+    ConfusionMatrix,
+    accuracy,
+    cohen_kappa,
+    confusion_matrix,
+    wilson_interval,
+)
+from jurist.analysis.baselines import baselines, compare_to_baselines, format_baselines
 from jurist.analysis.labels import (
     is_pairwise,
     join_labels,
@@ -75,10 +86,18 @@ def _judge_report(
         predicted = [None if p == "inconclusive" else p for p in predicted]
     labelled = [i for i, t in enumerate(truth) if t is not None]
     correct = sum(predicted[i] == truth[i] for i in labelled)
+    lengths = None
+    if pairwise:
+        from jurist.analysis.audit import pair_lengths  # numpy, loaded for pairwise judges only
+
+        lengths = pair_lengths(results, judge)
+    found = baselines(truth, pairwise=pairwise, lengths=lengths)
     report: dict[str, Any] = {
         "labelled_rows": len(labelled),
         "decided_rows": sum(predicted[i] is not None for i in labelled),
         "accuracy": correct / len(labelled) if labelled else None,
+        "accuracy_interval": wilson_interval(correct, len(labelled)),
+        "baselines": compare_to_baselines(correct, len(labelled), found),
         "accuracy_decided": accuracy(predicted, truth),
         "cohen_kappa": cohen_kappa(predicted, truth),
         "undecided": count_reasons(
@@ -179,6 +198,9 @@ def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:
                     f"(mean {_pct(by_order['mean'])})"
                 )
         lines.append(head)
+        if r.get("accuracy_interval") is not None:
+            lines.append(f"  accuracy 95 % interval {_interval(r['accuracy_interval'])}")
+        lines += format_baselines(r.get("baselines") or {})
         if r.get("undecided"):
             lines.append(
                 f"  accuracy on the {r['decided_rows']} decided rows {_pct(r['accuracy_decided'])}; "
@@ -187,6 +209,10 @@ def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:
         matrix: ConfusionMatrix = r["_matrix"]
         lines += ["  " + line for line in matrix.to_text().splitlines()]
     return "\n".join(lines)
+
+
+def _interval(bounds: Sequence[float] | None) -> str:
+    return "n/a" if bounds is None else f"[{100 * bounds[0]:.1f}, {100 * bounds[1]:.1f}] %"
 
 
 def _pct(value: float | None) -> str:

@@ -3,7 +3,9 @@
 For every labelled row (a row the judge could not decide counts as wrong, as in ``jurist agree``):
 
 * ``accuracy``: verdicts equal to the label, with a 95 % Wilson score interval; ``decided``: the share of
-  labelled rows with a verdict;
+  labelled rows with a verdict; ``baselines``: trivial rules on the same rows (the majority label; for
+  pairwise judges the first-shown, longer and shorter answer), each with its interval and whether the
+  judge beats it (:mod:`jurist.analysis.baselines`);
 * pairwise judges: ``order_consistency`` (the share of judged rows whose two orders named the same side),
   ``first_shown_rate`` (of the orders' verdicts that name a response, the share naming the one shown
   first: 0.5 for a judge without position bias), ``accuracy_by_order`` (each order's verdict alone,
@@ -22,17 +24,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.analysis.audit import proportion
+from jurist.analysis.baselines import baselines, compare_to_baselines
 from jurist.analysis.labels import normalize_labels
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
-from jurist.judges.pairwise import ORDERS, PairwiseJudge
+from jurist.judges.pairwise import ORDERS, PairwiseJudge, first_present
 
 CONFIDENCE = 0.95
 
 
-def quality(judge: Judge, outputs: Sequence[JudgeOutput], labels: Sequence[Any]) -> dict[str, Any]:
+def quality(
+    judge: Judge,
+    outputs: Sequence[JudgeOutput],
+    labels: Sequence[Any],
+    rows: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The quality report of ``outputs`` (one per row, in row order) against ``labels`` (raw, one per row;
-    None for an unlabelled row)."""
+    None for an unlabelled row), with the baselines on the same rows (:mod:`jurist.analysis.baselines`;
+    the length ones for a pairwise judge need ``rows``, the judged rows)."""
     if len(outputs) != len(labels):
         raise ValueError(f"{len(outputs)} outputs but {len(labels)} labels")
     kind = judge.kind
@@ -40,31 +49,55 @@ def quality(judge: Judge, outputs: Sequence[JudgeOutput], labels: Sequence[Any])
     truth = normalize_labels(labels, pairwise)
     labelled = [i for i, t in enumerate(truth) if t is not None]
     verdicts = [_verdict(o, pairwise) for o in outputs]
+    correct = [verdicts[i] == truth[i] for i in labelled]
+    lengths = _pair_lengths(kind, rows) if isinstance(kind, PairwiseJudge) and rows is not None else None
     report: dict[str, Any] = {
         "labelled_rows": len(labelled),
-        "accuracy": _share([verdicts[i] == truth[i] for i in labelled]),
+        "accuracy": _share(correct),
         "decided": _share([verdicts[i] is not None for i in labelled]),
+        "baselines": compare_to_baselines(
+            sum(correct), len(labelled), baselines(truth, pairwise=pairwise, lengths=lengths)
+        ),
     }
-    if isinstance(kind, PairwiseJudge):
+    if isinstance(kind, PairwiseJudge) and kind.shows_order:  # pointwise mode has no orders to compare
         report.update(_pairwise(kind, [outputs[i] for i in labelled], [truth[i] for i in labelled]))
     return report
 
 
 def quality_by_group(
-    judge: Judge, outputs: Sequence[JudgeOutput], labels: Sequence[Any], groups: Sequence[Any]
+    judge: Judge,
+    outputs: Sequence[JudgeOutput],
+    labels: Sequence[Any],
+    groups: Sequence[Any],
+    rows: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """:func:`quality` per group (``groups``: one name per row), groups in order of first appearance."""
     if len(groups) != len(outputs):
         raise ValueError(f"{len(outputs)} outputs but {len(groups)} group names")
     names = list(dict.fromkeys(str(g) for g in groups))
+
+    def part(values: Sequence[Any], name: str) -> list[Any]:
+        return [v for v, g in zip(values, groups, strict=True) if str(g) == name]
+
     return {
         name: quality(
             judge,
-            [o for o, g in zip(outputs, groups, strict=True) if str(g) == name],
-            [t for t, g in zip(labels, groups, strict=True) if str(g) == name],
+            part(outputs, name),
+            part(labels, name),
+            part(rows, name) if rows is not None else None,
         )
         for name in names
     }
+
+
+def _pair_lengths(kind: PairwiseJudge, rows: Sequence[Mapping[str, Any]]) -> list[tuple[float, float] | None]:
+    """Per row, the characters of answers a and b as the judge reads them (None where one is missing)."""
+    out: list[tuple[float, float] | None] = []
+    for row in rows:
+        a = first_present(row, kind.pair.response_a_field)
+        b = first_present(row, kind.pair.response_b_field)
+        out.append(None if a is None or b is None else (float(len(str(a))), float(len(str(b)))))
+    return out
 
 
 def _verdict(output: JudgeOutput, pairwise: bool) -> Any:

@@ -3,8 +3,10 @@
 ``rows_per_s.png``: warm rows/s per model, one bar per judge and mode; ``tokens_per_s.png``: prompt and
 output tokens/s per (model, judge, mode); with prices (:mod:`jurist.bench.cost`), ``cost_per_million.png``:
 dollars per million judgments per (model, judge, mode), and a ``$/M judgments`` column beside rows/s.
-With labels (:mod:`jurist.bench.quality`), the accuracy with its 95 % interval, the order consistency and
-the first-shown rate follow. Every bar carries its number. matplotlib is imported
+With labels (:mod:`jurist.bench.quality`), the accuracy with its 95 % interval, the majority and
+longer-answer baselines on the same rows ("not beaten" where the judge does not beat one), the order
+consistency and the first-shown rate follow, and the terminal lines list every baseline with its
+interval. Every bar carries its number. matplotlib is imported
 inside :func:`plot` (the ``bench`` extra), with its file-only backend.
 """
 
@@ -15,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from jurist.analysis.baselines import format_baselines
 from jurist.analysis.text import interval_text
 
 COLUMNS = (
@@ -46,6 +49,8 @@ def lookup(entry: Mapping[str, Any], dotted: str) -> Any:
 
 QUALITY_COLUMNS = (
     ("accuracy [95 % CI]", "quality.accuracy"),
+    ("majority baseline", "quality.baselines.majority"),
+    ("longer-answer baseline", "quality.baselines.longer answer"),
     ("order consistency", "quality.order_consistency"),
     ("first shown", "quality.first_shown_rate"),
 )
@@ -62,9 +67,19 @@ def _cell(value: Any) -> str:
         return "–"
     if isinstance(value, Mapping) and "estimate" in value:  # a share with its interval (bench/quality)
         return interval_text(value) if value.get("estimate") is not None else "–"
+    if isinstance(value, Mapping) and "beaten" in value:  # a baseline (jurist.analysis.baselines)
+        return baseline_cell(value)
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
     return str(value).replace("|", "\\|")
+
+
+def baseline_cell(entry: Mapping[str, Any]) -> str:
+    """A baseline's accuracy, and "not beaten" where the judge does not beat it."""
+    accuracy = entry.get("accuracy")
+    if accuracy is None:
+        return "–"
+    return f"{100 * accuracy:.1f} %" + (" (not beaten)" if entry.get("beaten") == "no" else "")
 
 
 def columns(bench: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -305,4 +320,6 @@ def summary_lines(bench: Mapping[str, Any]) -> Sequence[str]:
                 f"{w['output_tokens_per_s']} output tok/s, parse rate {w['parse_rate']}"
                 f"{priced}{rated}{thought}"
             )
+            if quality and quality.get("baselines"):
+                out += format_baselines(quality["baselines"])
     return [*out, *cascade_lines(bench)]

@@ -271,10 +271,10 @@ class Bench:
         entry["runs"] = runs
         if spec.labels is not None:
             judge = engine.judges[0]
-            entry["quality"] = quality(judge, last["outputs"][judge.name], spec.labels)
+            entry["quality"] = quality(judge, last["outputs"][judge.name], spec.labels, rows)
             if spec.groups is not None:
                 entry["quality_by_group"] = quality_by_group(
-                    judge, last["outputs"][judge.name], spec.labels, spec.groups
+                    judge, last["outputs"][judge.name], spec.labels, spec.groups, rows
                 )
         if spec.one_row:
             loop_rows = rows[: spec.one_row]

@@ -87,7 +87,9 @@ def bench(
         typer.Option(
             "--labels",
             help="Human labels, one per input row by position (e.g. an LLMBar JSON file): the verdicts' "
-            "accuracy with a 95 % interval (pairwise: order consistency, first-shown rate, both decisions).",
+            "accuracy with a 95 % interval beside the majority-label baseline (pairwise: also first shown, "
+            "longer and shorter answer wins), and for pairwise judges order consistency, first-shown rate "
+            "and both decisions.",
         ),
     ] = None,
     label_column: Annotated[

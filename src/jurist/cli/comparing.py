@@ -160,6 +160,12 @@ def format_comparison(report: Mapping[str, Any], shown: int = 10) -> str:
     return "\n".join(lines)
 
 
+def _share(base: Mapping[str, Any]) -> dict[str, Any]:
+    """A baseline (:mod:`jurist.analysis.baselines`) as the share-with-interval the percentages print."""
+    low, high = base["interval"] or (None, None)
+    return {"estimate": base["accuracy"], "low": low, "high": high}
+
+
 def _label_lines(found: Mapping[str, Any]) -> list[str]:
     d = found["difference"]
     lines = [
@@ -169,6 +175,8 @@ def _label_lines(found: Mapping[str, Any]) -> list[str]:
         ),
         f"  accuracy A {_pct(found['accuracy_a'])}, B {_pct(found['accuracy_b'])}",
     ]
+    for name, base in (found.get("baselines") or {}).items():
+        lines.append(f"  baseline {name} ({base['rule']}) on the same rows: {_pct(_share(base))}")
     if d["ppi"] is not None:
         effective = d.get("effective_labels")
         lines.append(
