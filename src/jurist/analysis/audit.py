@@ -3,7 +3,9 @@
 Per judge, :func:`audit_judge` reports what the results allow:
 
 * ``position`` (pairwise judges): the share of order verdicts that name the answer shown first, and the
-  share of rows whose two orders agree (order consistency); Wilson intervals;
+  share of rows whose two orders agree (order consistency); Wilson intervals; where the judge scored both
+  orders' probabilities, ``prior``: the mean log-odds it gives the first-shown answer, with its t interval
+  (:mod:`jurist.analysis.position`);
 * ``length``: the OLS slope of the score on the judged response's length per 100 characters (or tokens),
   with its t interval (``scipy.stats.linregress``); for a pairwise judge, of ``p_a`` on the length of
   answer a minus that of answer b. With labels, the same slope of the judge's error (score minus the
@@ -15,8 +17,9 @@ Per judge, :func:`audit_judge` reports what the results allow:
   score of the confidence as a forecast of a correct verdict;
 * with labels, ``agreement``: accuracy (an undecided verdict counts as wrong), accuracy on the decided
   rows and Cohen's kappa (decided rows), with percentile bootstrap intervals (``scipy.stats.bootstrap``,
-  seeded), and the labelled rows without a verdict by why (``undecided``: a failure's status, a cascade's
-  ``abstained``, ...; :mod:`jurist.analysis.outcomes`); and for a keep rule
+  seeded), the baselines on the same rows (:mod:`jurist.analysis.baselines`), and the labelled rows
+  without a verdict by why (``undecided``: a failure's status, a cascade's ``abstained``, ...;
+  :mod:`jurist.analysis.outcomes`); and for a keep rule
   (``jurist filter``'s gates and ``--where``), its precision and recall against the good rows (label
   value at least ``good_at``), Wilson intervals.
 """
@@ -32,10 +35,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jurist.analysis.agreement import wilson_interval
+from jurist.analysis.baselines import baselines, compare_to_baselines
 from jurist.analysis.calibration import expected_calibration_error
 from jurist.analysis.filtering import FilterRules, filter_table
 from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels, order_labels
 from jurist.analysis.outcomes import count_reasons, row_reasons
+from jurist.analysis.position import position_prior
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
 
@@ -59,15 +65,13 @@ class AuditOptions:
 
 def proportion(successes: int, trials: int, confidence: float) -> dict[str, Any]:
     """A share with its Wilson score interval (None when there are no trials)."""
-    if trials == 0:
+    interval = wilson_interval(successes, trials, confidence)
+    if interval is None:
         return {"estimate": None, "low": None, "high": None, "successes": 0, "trials": 0}
-    from scipy import stats  # loaded when a statistic is computed, not with jurist
-
-    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")
     return {
         "estimate": successes / trials,
-        "low": float(ci.low),
-        "high": float(ci.high),
+        "low": interval[0],
+        "high": interval[1],
         "successes": successes,
         "trials": trials,
     }
@@ -161,6 +165,11 @@ def _position(results: ResultTable, judge: JudgeColumns, options: AuditOptions) 
     if consistent is not None:
         flags = [f for f in results.values(consistent) if f is not None]
         out["order_consistency"] = proportion(sum(flags), len(flags), options.confidence)
+    p_ab, p_ba = judge.get("ab_p_first"), judge.get("ba_p_first")
+    if p_ab is not None and p_ba is not None:
+        prior = position_prior(results.values(p_ab), results.values(p_ba), options.confidence)
+        if prior is not None:
+            out["prior"] = prior
     return out
 
 
@@ -177,6 +186,16 @@ def response_lengths(results: ResultTable, judge: JudgeColumns, options: AuditOp
     if options.response is None:
         return []
     return _characters(results, options.response)
+
+
+def pair_lengths(results: ResultTable, judge: JudgeColumns) -> list[tuple[float, float] | None] | None:
+    """Per row of a pairwise judge's results, the lengths in characters of answers a and b (None where a
+    text is missing); None when the results do not carry the answers (:func:`default_responses`)."""
+    columns = default_responses(results, judge).pair_responses
+    if columns is None:
+        return None
+    a, b = (_characters(results, c) for c in columns)
+    return [None if x is None or y is None else (x, y) for x, y in zip(a, b, strict=True)]
 
 
 def _characters(results: ResultTable, column: str) -> list[float | None]:
@@ -328,7 +347,10 @@ def _agreement(
     codes = {v: k for k, v in enumerate(sorted({str(x) for i in decided for x in (verdicts[i], truth[i])}))}
     predicted = np.asarray([codes[str(verdicts[i])] for i in decided], dtype=float)
     actual = np.asarray([codes[str(truth[i])] for i in decided], dtype=float)
+    lengths = pair_lengths(results, judge) if judge.pairwise else None
+    found = baselines(truth, pairwise=judge.pairwise, lengths=lengths)
     return {
+        "baselines": compare_to_baselines(int(correct.sum()), len(labelled), found),
         "labelled_rows": len(labelled),
         "decided_rows": len(decided),
         "accuracy": _bootstrap((correct,), _accuracy, options),

@@ -8,6 +8,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from jurist.analysis.position import format_prior
 from jurist.config.loading import parse_cli_overrides
 from jurist.engine.summary import RunSummary, format_summary
 
@@ -132,6 +133,14 @@ def cascade_info(cascade: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def bf16_text(machine: Mapping[str, Any]) -> str:
+    """The CPU's bfloat16 instructions as ``jurist info`` shows them ('' where the metadata predates them)."""
+    if "bf16_features" not in machine:
+        return ""
+    found = machine["bf16_features"]
+    return f", bfloat16 instructions: {', '.join(found)}" if found else ", no bfloat16 instructions"
+
+
 def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> str:
     """A results file's metadata (``jurist info``) as text."""
     if finished:
@@ -147,7 +156,7 @@ def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> s
     lines = [
         f"{results}: {state}",
         f"  versions: {versions or metadata.get('jurist_version')}",
-        f"  machine: {cpu}, {cores} cores; python {python}",
+        f"  machine: {cpu}, {cores} cores{bf16_text(machine)}; python {python}",
         f"  input: {metadata.get('input')} ({metadata.get('rows')} rows)",
         f"  options: {', '.join(f'{k}={v}' for k, v in options.items()) or 'none'}",
         f"  started {metadata.get('started', '?')}, finished {metadata.get('finished', '-')}",
@@ -168,4 +177,7 @@ def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> s
             lines.append("    model: " + ", ".join(f"{k} {v}" for k, v in model.items() if v is not None))
         if reason:
             lines.append(f"    computed in {model.get('dtype', '?')}: {reason}")
+        prior = (metadata.get("position_prior") or {}).get(name)
+        if prior:
+            lines.append(f"    {format_prior(prior)}")
     return "\n".join(lines)

@@ -6,7 +6,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from jurist.analysis.baselines import format_baselines
 from jurist.analysis.outcomes import reasons_text
+from jurist.analysis.position import format_prior
 from jurist.analysis.text import interval_text as _ci
 from jurist.analysis.text import number_text as _num
 
@@ -68,6 +70,8 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
             lines.append(f"  position: first-shown answer wins {_ci(position['first_shown_wins'])}")
             if "order_consistency" in position:
                 lines.append(f"  order consistency {_ci(position['order_consistency'])}")
+            if "prior" in position:
+                lines.append(f"  {format_prior(position['prior'])}")
         length = r.get("length")
         for section in (length, (length or {}).get("tokens")):
             for key, what in (("score", "score"), ("error", "error (score - label)")):
@@ -101,6 +105,7 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
                 f"  accuracy {_ci(agreement['accuracy'])} ({agreement['labelled_rows']} labelled), "
                 f"Cohen's kappa {_ci(agreement['cohen_kappa'])} ({agreement['decided_rows']} decided)"
             )
+            lines += format_baselines(agreement.get("baselines") or {})
             if agreement.get("undecided"):
                 lines.append(
                     f"  accuracy on the {agreement['decided_rows']} decided rows "

@@ -11,6 +11,7 @@ from jurist.config.judge_params import JudgeParams
 from jurist.config.types import ScoringMode, StrictModel
 
 Decision = Literal["probability", "both_orders"]
+PairMode = Literal["both_orders", "pointwise"]
 
 
 def _field_candidates(value: Any) -> Any:
@@ -75,6 +76,21 @@ class PairwiseJudgeParams(StrictModel):
         lt=1.0,
         description="With decision probability: a tie when |p_a - p_b| <= tie_band (0: only an exact tie).",
     )
+    mode: PairMode = Field(
+        default="both_orders",
+        description="How the two responses are shown. both_orders: side by side, in both orders (two "
+        "requests per row). pointwise: each response alone with the request, under a built-in pointwise "
+        "prompt in this judge's spirit (pointwise_system_instruction and pointwise_prompt_template replace "
+        "it); "
+        "no prompt holds both responses, so there is no position bias; each answer is Yes or No, with "
+        "LOGPROBS its P(Yes), and the winner is the side with the higher one (a tie within tie_band). The "
+        "winner, p_a and status columns are the same as in both_orders.",
+    )
+    pointwise_system_instruction: str | None = None
+    """mode pointwise: the system instruction of each one-response prompt (unset: the built-in one)."""
+    pointwise_prompt_template: str | None = None
+    """mode pointwise: the prompt of each response alone ({question}, {response}, {reference}; unset: the
+    built-in one)."""
     inconsistent: Literal["tie", "inconclusive"] = Field(
         default="tie",
         description="With decision both_orders, what a row whose two orders disagree is: a tie (MT-Bench) or "
@@ -94,6 +110,27 @@ class PairwiseJudgeParams(StrictModel):
     def problem_with(self, jp: JudgeParams) -> str | None:
         """What a pairwise judge's ``judge_params`` may not set, or must set for its decision (None:
         nothing)."""
+        if self.mode == "pointwise":
+            if jp.samples > 1:
+                return (
+                    "pairwise_judge_params.mode pointwise reads one answer per response: "
+                    "judge_params.samples > 1 is not supported with it"
+                )
+            if self.decision == "both_orders":
+                return (
+                    "pairwise_judge_params.decision both_orders compares two orders; mode pointwise shows "
+                    "each response alone (leave decision unset)"
+                )
+            if self.allow_tie:
+                return (
+                    "pairwise_judge_params.allow_tie asks the judge for a tie label; in mode pointwise a tie "
+                    "is a difference within tie_band"
+                )
+        elif self.pointwise_system_instruction is not None or self.pointwise_prompt_template is not None:
+            return (
+                "pairwise_judge_params.pointwise_system_instruction and pointwise_prompt_template need "
+                "mode: pointwise"
+            )
         if self.decision == "probability" and jp.scoring is not ScoringMode.LOGPROBS and jp.samples < 2:
             return (
                 "pairwise_judge_params.decision probability reads the label probabilities of both orders: it "

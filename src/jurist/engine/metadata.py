@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -41,7 +41,8 @@ def environment() -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    """The CPU model and core count (GPUs are described by the backends that use them)."""
+    """The CPU model, core count and bfloat16 instructions (GPUs are described by the backends that use
+    them)."""
     import os
 
     cpu = platform.processor() or platform.machine()
@@ -53,7 +54,14 @@ def machine() -> dict[str, Any]:
                     break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "system": platform.system()}
+    from jurist.backends.local.dtype import bf16_features
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "system": platform.system(),
+        "bf16_features": list(bf16_features()),
+    }
 
 
 def judge_entry(judge: Judge) -> dict[str, Any]:
@@ -81,6 +89,29 @@ def fingerprint(
         "options": dict(options),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def position_priors(
+    judges: Sequence[Judge], columns: Callable[[Sequence[str]], Mapping[str, Sequence[Any]]]
+) -> dict[str, dict[str, Any]]:
+    """The position prior (:mod:`jurist.analysis.position`) of every pairwise judge that scored both orders'
+    probabilities, from its ``ab_p_first`` and ``ba_p_first`` columns as ``columns`` reads them (a run's
+    committed parts: every row, resumed ones included)."""
+    from jurist.analysis.position import position_prior
+    from jurist.judges.pairwise import PairwiseJudge
+
+    out: dict[str, dict[str, Any]] = {}
+    for judge in judges:
+        kind = judge.kind
+        if not isinstance(kind, PairwiseJudge) or not kind.scores_probability:
+            continue
+        ab, ba = f"{judge.name}.ab_p_first", f"{judge.name}.ba_p_first"
+        values = columns([ab, ba])
+        if ab in values and ba in values:
+            prior = position_prior(values[ab], values[ba])
+            if prior is not None:
+                out[judge.name] = prior
+    return out
 
 
 def now() -> str:

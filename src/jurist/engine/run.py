@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from jurist.backends.base import Backend
 from jurist.engine.assemble import Assembler
-from jurist.engine.metadata import now, run_metadata
+from jurist.engine.metadata import now, position_priors, run_metadata
 from jurist.engine.preflight import check_constraints
 from jurist.engine.progress import Progress
 from jurist.engine.repair import mend_store
@@ -254,7 +254,9 @@ class Run:
         summary.seconds = time.perf_counter() - started
         summary.load_seconds += engine.load_seconds - load_before
         summary.requests += engine.tally.requests - sent_before
-        store.finish({"finished": now(), "rows": store.rows, "models": batches.models(context)})
+        finished = {"finished": now(), "rows": store.rows, "models": batches.models(context)}
+        priors = position_priors(engine.judges, store.columns)
+        store.finish({**finished, **({"position_prior": priors} if priors else {})})
         batches.done(context)
         return summary
 

@@ -63,6 +63,12 @@ class JudgeKind(ABC):
         """The judgment field of a one-judgment answer: ``judge_params``' judgment type and scores."""
         return judgment_field(config)
 
+    @classmethod
+    def parts_config(cls, config: JudgeConfig) -> JudgeConfig:
+        """The config this kind's parts (spec, prompt, reader, requests) are built from: the judge's own,
+        unless the kind renders a prompt of its own (a pairwise judge in pointwise mode)."""
+        return config
+
     def __init__(self, parts: JudgeParts) -> None:
         self.parts = parts
         self.config = parts.config

@@ -25,6 +25,7 @@ from jurist.judges.checks import check_config, compile_warnings
 from jurist.judges.columns import GENERIC_COLUMNS, Column, Provenance
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.pairwise import PairwiseJudge
+from jurist.judges.pairwise_pointwise import PointwisePairJudge
 from jurist.judges.parts import JudgeParts, Request
 from jurist.judges.pointwise import PointwiseJudge
 from jurist.judges.rag.kind import RagJudge
@@ -44,7 +45,12 @@ judged pointwise. The one list of kinds: add a kind here and nowhere else."""
 def kind_for(config: JudgeConfig) -> type[JudgeKind]:
     """The kind of judge a config describes: the kind whose section it sets, else pointwise."""
     chosen = [k for k in KINDS if k.section is not None and getattr(config, k.section) is not None]
-    return chosen[0] if chosen else PointwiseJudge
+    if not chosen:
+        return PointwiseJudge
+    pair = config.pairwise_judge_params
+    if chosen[0] is PairwiseJudge and pair is not None and pair.mode == "pointwise":
+        return PointwisePairJudge  # the pairwise section's other mode: each response alone
+    return chosen[0]
 
 
 class Judge:
@@ -63,7 +69,7 @@ class Judge:
         """The config's warnings and those found when compiling it (formats, examples)."""
         self.name: str = config.name or "judge"
         kind = kind_for(config)
-        self.parts = JudgeParts(config, kind.output_fields)
+        self.parts = JudgeParts(kind.parts_config(config), kind.output_fields)
         self.kind: JudgeKind = kind(self.parts)
         self.reasoning = config.judge_params.reasoning
         """The judge's reasoning phase (``judge_params.reasoning``), or None: it answers at once."""

@@ -259,6 +259,10 @@ class PairwiseJudge(JudgeKind):
             return "tie"
         return "a" if p_a > p_b else "b"
 
+    shows_order: bool = True
+    """Whether the two responses are shown side by side in two orders (False in pointwise mode, where no
+    prompt holds both: no order columns, no position bias)."""
+
     @property
     def scores_probability(self) -> bool:
         """Whether the judge gives ``p_a``: label probabilities (LOGPROBS) or the vote shares of samples."""

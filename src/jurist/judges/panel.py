@@ -221,6 +221,8 @@ def judge_position_bias(table: pa.Table, judge: Judge) -> float | None:
     kind = judge.kind
     if not isinstance(kind, PairwiseJudge):
         raise JuristError(f"judge {judge.name!r} is not pairwise: it has no position bias")
+    if not kind.shows_order:  # pointwise mode: each response alone, no first position
+        return None
     picks = [kind.picked_first(v) for key in ORDERS for v in _column(table, f"{judge.name}.{key}_judgment")]
     return position_bias(picks)
 
