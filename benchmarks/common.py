@@ -36,11 +36,12 @@ LLMBAR_SETS = (
     "Adversarial_Manual",
     "MT-Bench",
 )
-"""Every LLMBar set, in the paper's order: Natural, the four adversarial sets, MT-Bench."""
+"""The human-labelled pair sets in ../shared/data/llmbar: LLMBar's Natural and four adversarial sets, in the
+paper's order, then the MT-Bench human-judgment pairs kept beside them (not part of LLMBar)."""
 
 
 def llmbar_all_pointwise_rows(n: int) -> list[dict[str, str]]:
-    """Pointwise rows from every LLMBar set (Natural, the adversarial sets, MT-Bench), the first ``n``:
+    """Pointwise rows from every set (LLMBar's Natural and adversarial sets, then MT-Bench), the first ``n``:
     every instruction with its first output, then with its second, set by set."""
     folder = llmbar_source().parent
     rows = []

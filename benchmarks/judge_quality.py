@@ -129,6 +129,30 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def baselines_table(sets: list[str]) -> str:
+    """The baselines of every set (they depend on the data alone), as a Markdown table with intervals."""
+    from jurist.analysis.baselines import baselines
+    from jurist.analysis.labels import normalize_labels
+
+    names = ("majority", "first shown", "longer answer", "shorter answer")
+    lines = [
+        "| set | pairs | " + " | ".join(f"{n} % [95 % CI]" for n in names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    for name in sets:
+        rows = llmbar_rows([name], 0)
+        truth = normalize_labels([r["label"] for r in rows], pairwise=True)
+        lengths = [(float(len(r["output_1"])), float(len(r["output_2"]))) for r in rows]
+        found = {b.name: b for b in baselines(truth, pairwise=True, lengths=lengths)}
+        cells = []
+        for key in names:
+            b = found[key]
+            low, high = b.interval or (0.0, 0.0)
+            cells.append(f"{100 * (b.accuracy or 0):.1f} [{100 * low:.1f}, {100 * high:.1f}]")
+        lines.append(f"| {name} | {len(rows)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="A model (default: the embedded SmolLM2).")
@@ -140,9 +164,15 @@ def main() -> None:
     parser.add_argument("--machine-hour-price", type=float, default=0.10)
     parser.add_argument("--out", type=Path, default=RESULTS / "judge_quality.json")
     parser.add_argument("--table", action="store_true", help="Print the results file as a Markdown table.")
+    parser.add_argument(
+        "--baselines", action="store_true", help="Print every set's baselines (no model) as a Markdown table."
+    )
     args = parser.parse_args()
     if args.table:
         print(table(json.loads(args.out.read_text())))
+        return
+    if args.baselines:
+        print(baselines_table(list(SETS)))
         return
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
 
@@ -152,7 +182,7 @@ def main() -> None:
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SETS]
     if unknown:
-        sys.exit(f"unknown LLMBar sets {unknown}; known: {', '.join(SETS)}")
+        sys.exit(f"unknown sets {unknown}; known: {', '.join(SETS)}")
     rows = llmbar_rows(sets, args.limit)
     results = json.loads(args.out.read_text()) if args.out.exists() else header("judge_quality")
     results["prices"] = {"machine_hour_usd": args.machine_hour_price, "per": "this 2-core machine"}

@@ -140,3 +140,17 @@ def test_the_audit_and_its_text_carry_the_baselines() -> None:
     assert (majority["right"], majority["rows"], majority["beaten"]) == (13, 20, "no")
     text = format_audit({"t": report})
     assert "baseline majority (always True): 65.0 % [43.3, 81.9] %: NOT beaten" in text
+
+
+def test_accuracy_by_length_ratio_counts_by_hand() -> None:
+    from jurist.analysis.baselines import accuracy_by_length_ratio
+
+    correct = [True, False, True, True, False, True, True]
+    lengths = [(10, 40), (30, 40), (35, 40), (40, 40), (60, 40), (100, 40), None]
+    buckets = {b["bucket"]: b for b in accuracy_by_length_ratio(correct, lengths)}
+    assert [b["rows"] for b in buckets.values()] == [1, 2, 1, 1, 1]  # 0.25 | 0.75 0.875 | 1.0 | 1.5 | 2.5
+    assert buckets["a 0.5-0.9x b"]["accuracy"] == 0.5
+    assert buckets["a 0.5-0.9x b"]["interval"] == wilson_interval(1, 2)
+    assert buckets["a 1.1-2x b"]["accuracy"] == 0.0
+    with pytest.raises(ValueError):
+        accuracy_by_length_ratio(correct, lengths[:2])

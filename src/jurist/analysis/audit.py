@@ -17,7 +17,8 @@ Per judge, :func:`audit_judge` reports what the results allow:
   score of the confidence as a forecast of a correct verdict;
 * with labels, ``agreement``: accuracy (an undecided verdict counts as wrong), accuracy on the decided
   rows and Cohen's kappa (decided rows), with percentile bootstrap intervals (``scipy.stats.bootstrap``,
-  seeded), the baselines on the same rows (:mod:`jurist.analysis.baselines`), and the labelled rows
+  seeded), the baselines on the same rows and, for a pairwise judge, its accuracy by bucket of answer a's
+  length over b's (:mod:`jurist.analysis.baselines`), and the labelled rows
   without a verdict by why (``undecided``: a failure's status, a cascade's ``abstained``, ...;
   :mod:`jurist.analysis.outcomes`); and for a keep rule
   (``jurist filter``'s gates and ``--where``), its precision and recall against the good rows (label
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jurist.analysis.agreement import wilson_interval
-from jurist.analysis.baselines import baselines, compare_to_baselines
+from jurist.analysis.baselines import accuracy_by_length_ratio, baselines, compare_to_baselines
 from jurist.analysis.calibration import expected_calibration_error
 from jurist.analysis.filtering import FilterRules, filter_table
 from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels, order_labels
@@ -349,8 +350,12 @@ def _agreement(
     actual = np.asarray([codes[str(truth[i])] for i in decided], dtype=float)
     lengths = pair_lengths(results, judge) if judge.pairwise else None
     found = baselines(truth, pairwise=judge.pairwise, lengths=lengths)
+    by_ratio = None
+    if lengths is not None:
+        by_ratio = accuracy_by_length_ratio([bool(c) for c in correct], [lengths[i] for i in labelled])
     return {
         "baselines": compare_to_baselines(int(correct.sum()), len(labelled), found),
+        **({"accuracy_by_length_ratio": by_ratio} if by_ratio is not None else {}),
         "labelled_rows": len(labelled),
         "decided_rows": len(decided),
         "accuracy": _bootstrap((correct,), _accuracy, options),

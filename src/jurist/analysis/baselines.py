@@ -23,7 +23,9 @@ from typing import Any
 from jurist.analysis.agreement import majority_baseline, wilson_interval
 
 __all__ = [
+    "LENGTH_RATIO_BUCKETS",
     "Baseline",
+    "accuracy_by_length_ratio",
     "baselines",
     "beats",
     "compare_to_baselines",
@@ -115,6 +117,45 @@ def beats(correct: int, rows: int, baseline: Baseline) -> str | None:
 def compare_to_baselines(correct: int, rows: int, found: Sequence[Baseline]) -> dict[str, dict[str, Any]]:
     """Each baseline as a dict, with ``beaten`` (:func:`beats`) for a judge with ``correct`` of ``rows``."""
     return {b.name: {**b.as_dict(), "beaten": beats(correct, rows, b)} for b in found}
+
+
+LENGTH_RATIO_BUCKETS: tuple[tuple[str, float, float], ...] = (
+    ("a under half b's length", 0.0, 0.5),
+    ("a 0.5-0.9x b", 0.5, 0.9),
+    ("about equal (0.9-1.1x)", 0.9, 1.1),
+    ("a 1.1-2x b", 1.1, 2.0),
+    ("a over twice b's length", 2.0, float("inf")),
+)
+"""Buckets of the length ratio of answer a to answer b (characters): [low, high)."""
+
+
+def accuracy_by_length_ratio(
+    correct: Sequence[bool], lengths: Sequence[tuple[float, float] | None]
+) -> list[dict[str, Any]]:
+    """A pairwise judge's accuracy per bucket of answer a's length over answer b's
+    (:data:`LENGTH_RATIO_BUCKETS`), each with its Wilson interval; rows without both lengths (or with an
+    empty answer b) are left out. ``correct`` and ``lengths`` are per labelled row. Beside the audit's
+    length bias it shows where a judge's accuracy comes from: a judge that only follows length is right
+    in the buckets where the longer (or shorter) answer happens to win."""
+    if len(correct) != len(lengths):
+        raise ValueError(f"{len(correct)} rows but {len(lengths)} length pairs")
+    out = []
+    for name, low, high in LENGTH_RATIO_BUCKETS:
+        inside = [
+            ok
+            for ok, pair in zip(correct, lengths, strict=True)
+            if pair is not None and pair[1] > 0 and low <= pair[0] / pair[1] < high
+        ]
+        interval = wilson_interval(sum(inside), len(inside))
+        out.append(
+            {
+                "bucket": name,
+                "rows": len(inside),
+                "accuracy": sum(inside) / len(inside) if inside else None,
+                "interval": interval,
+            }
+        )
+    return out
 
 
 BEATEN_WORDS = {

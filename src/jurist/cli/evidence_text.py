@@ -60,6 +60,13 @@ def format_estimate(report: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _pct_interval(share: float | None, interval: Any) -> str:
+    if share is None:
+        return "n/a"
+    bounds = f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else ""
+    return f"{100 * share:.1f} %{bounds}"
+
+
 def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
     lines = []
     for judge, r in report.items():
@@ -106,6 +113,15 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
                 f"Cohen's kappa {_ci(agreement['cohen_kappa'])} ({agreement['decided_rows']} decided)"
             )
             lines += format_baselines(agreement.get("baselines") or {})
+            buckets = [b for b in agreement.get("accuracy_by_length_ratio") or () if b["rows"]]
+            if buckets:
+                lines.append(
+                    "  accuracy by length of a over b: "
+                    + "; ".join(
+                        f"{b['bucket']} {_pct_interval(b['accuracy'], b['interval'])} ({b['rows']} rows)"
+                        for b in buckets
+                    )
+                )
             if agreement.get("undecided"):
                 lines.append(
                     f"  accuracy on the {agreement['decided_rows']} decided rows "
