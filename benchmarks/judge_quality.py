@@ -153,6 +153,59 @@ def baselines_table(sets: list[str]) -> str:
     return "\n".join(lines)
 
 
+GROUPS = {
+    "Natural": ("Natural",),
+    "adversarial": (
+        "Adversarial_Neighbor",
+        "Adversarial_GPTInst",
+        "Adversarial_GPTOut",
+        "Adversarial_Manual",
+    ),
+    "MT-Bench": ("MT-Bench",),
+}
+PAPER = {"Natural": "94.5", "adversarial": "82.8", "MT-Bench": "–"}
+"""GPT-4's accuracy in the LLMBar paper: both orders, Natural; its best prompting, the adversarial sets'
+average (not reported on these MT-Bench pairs)."""
+
+
+def _pooled(shares: list[dict[str, Any]]) -> str:
+    """Shares over several sets pooled (successes over trials), with a Wilson interval."""
+    from jurist.analysis.agreement import wilson_interval
+
+    right, rows = sum(s["successes"] for s in shares), sum(s["trials"] for s in shares)
+    low, high = wilson_interval(right, rows) or (0.0, 0.0)
+    return f"{100 * right / rows:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def summary_table(results: dict[str, Any]) -> str:
+    """The README's table: LOGPROBS runs over every set (both orders and pointwise) per group of sets, the
+    baselines on the same rows and GPT-4 in the LLMBar paper."""
+    from jurist.analysis.baselines import baselines
+    from jurist.analysis.labels import normalize_labels
+
+    lines = ["| judge | " + " | ".join(GROUPS) + " |", "|---|" + "---|" * len(GROUPS)]
+    for record in results.get("runs", {}).values():
+        if record["mode"] not in ("logprobs", "pointwise") or set(record["by_set"]) != set(SETS):
+            continue
+        how = "both orders" if record["mode"] == "logprobs" else "pointwise"
+        cells = [_pooled([record["by_set"][name]["accuracy"] for name in group]) for group in GROUPS.values()]
+        lines.append(f"| {record['model'].split(' (')[0]}, {how} | " + " | ".join(cells) + " |")
+    for rule in ("majority", "longer answer", "shorter answer"):
+        cells = []
+        for group in GROUPS.values():
+            shares = []
+            for name in group:
+                rows = llmbar_rows([name], 0)
+                truth = normalize_labels([r["label"] for r in rows], pairwise=True)
+                lengths = [(float(len(r["output_1"])), float(len(r["output_2"]))) for r in rows]
+                found = {b.name: b for b in baselines(truth, pairwise=True, lengths=lengths)}
+                shares.append({"successes": found[rule].right, "trials": found[rule].rows})
+            cells.append(_pooled(shares))
+        lines.append(f"| baseline: {rule} | " + " | ".join(cells) + " |")
+    lines.append("| GPT-4 (LLMBar paper) | " + " | ".join(PAPER[g] for g in GROUPS) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="A model (default: the embedded SmolLM2).")
@@ -167,12 +220,18 @@ def main() -> None:
     parser.add_argument(
         "--baselines", action="store_true", help="Print every set's baselines (no model) as a Markdown table."
     )
+    parser.add_argument(
+        "--summary", action="store_true", help="Print the README's table: groups of sets, baselines, GPT-4."
+    )
     args = parser.parse_args()
     if args.table:
         print(table(json.loads(args.out.read_text())))
         return
     if args.baselines:
         print(baselines_table(list(SETS)))
+        return
+    if args.summary:
+        print(summary_table(json.loads(args.out.read_text())))
         return
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
 
