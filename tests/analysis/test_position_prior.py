@@ -51,8 +51,6 @@ def test_the_interval_is_scipys_t_interval_of_the_rows_priors(n: int) -> None:
     assert prior["mean_log_odds"] == pytest.approx(float(logits.mean()), abs=1e-9)
     sem = float(logits.std(ddof=1) / math.sqrt(n))
     low, high = stats.t.interval(0.95, n - 1, loc=float(logits.mean()), scale=sem)
-    if n >= 30:  # from 30 rows on the normal quantile stands in for t's (1.960 against 1.972 at 199)
-        low, high = stats.norm.interval(0.95, loc=float(logits.mean()), scale=sem)
     assert (prior["low"], prior["high"]) == pytest.approx((low, high), abs=1e-9)
     assert prior["first_shown_probability"] == pytest.approx(sigmoid(prior["mean_log_odds"]))
 

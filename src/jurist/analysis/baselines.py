@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurist.analysis.agreement import majority_baseline, wilson_interval
+from jurist.analysis.text import percent_with_interval
 
 __all__ = [
     "LENGTH_RATIO_BUCKETS",
@@ -170,12 +171,9 @@ def format_baselines(report: Mapping[str, Mapping[str, Any]], indent: str = "  "
     the judge does not beat."""
     lines = []
     for name, entry in report.items():
-        interval = entry.get("interval")
-        bounds = "" if interval is None else f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}] %"
-        accuracy = entry.get("accuracy")
-        shown = "n/a" if accuracy is None else f"{100 * accuracy:.1f} %"
+        shown = percent_with_interval(entry.get("accuracy"), entry.get("interval"))
         word = BEATEN_WORDS.get(str(entry.get("beaten")), "n/a")
-        lines.append(f"{indent}baseline {name} ({entry['rule']}): {shown}{bounds}: {word}")
+        lines.append(f"{indent}baseline {name} ({entry['rule']}): {shown}: {word}")
     unbeaten = [name for name, entry in report.items() if entry.get("beaten") == "no"]
     if unbeaten:
         lines.append(f"{indent}warning: the judge does not beat {', '.join(unbeaten)} on these rows")

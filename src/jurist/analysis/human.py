@@ -45,6 +45,8 @@ from jurist.analysis.labels import (
     parse_label_map,
 )
 from jurist.analysis.outcomes import count_reasons, reasons_text
+from jurist.analysis.text import percent_interval_text
+from jurist.analysis.text import percent_text as _pct
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
 
@@ -199,7 +201,7 @@ def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:
                 )
         lines.append(head)
         if r.get("accuracy_interval") is not None:
-            lines.append(f"  accuracy 95 % interval {_interval(r['accuracy_interval'])}")
+            lines.append(f"  accuracy 95 % interval {percent_interval_text(r['accuracy_interval'])}")
         lines += format_baselines(r.get("baselines") or {})
         if r.get("undecided"):
             lines.append(
@@ -209,11 +211,3 @@ def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:
         matrix: ConfusionMatrix = r["_matrix"]
         lines += ["  " + line for line in matrix.to_text().splitlines()]
     return "\n".join(lines)
-
-
-def _interval(bounds: Sequence[float] | None) -> str:
-    return "n/a" if bounds is None else f"[{100 * bounds[0]:.1f}, {100 * bounds[1]:.1f}] %"
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f} %"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from statistics import NormalDist
 from typing import Any
 
 __all__ = ["CLIP", "format_prior", "position_prior", "row_prior"]
@@ -42,9 +41,8 @@ def row_prior(p_first_ab: float | None, p_first_ba: float | None) -> float | Non
 def position_prior(
     p_first_ab: Sequence[float | None], p_first_ba: Sequence[float | None], confidence: float = 0.95
 ) -> dict[str, Any] | None:
-    """The mean position prior over the rows with both probabilities, with its t interval (the normal one
-    from 30 rows on), and the probability it gives the first-shown answer of an even pair; None without
-    rows."""
+    """The mean position prior over the rows with both probabilities, with its t interval, and the
+    probability it gives the first-shown answer of an even pair; None without rows."""
     if len(p_first_ab) != len(p_first_ba):
         raise ValueError(f"{len(p_first_ab)} ab probabilities but {len(p_first_ba)} ba ones")
     priors = [p for p in map(row_prior, p_first_ab, p_first_ba) if p is not None]
@@ -68,9 +66,7 @@ def position_prior(
 
 
 def _quantile(confidence: float, dof: int) -> float:
-    """The two-sided quantile of Student's t (scipy) for small samples, the normal one from 30 rows on."""
-    if dof >= 30:
-        return NormalDist().inv_cdf(0.5 + confidence / 2)
+    """The two-sided quantile of Student's t with ``dof`` degrees of freedom."""
     from scipy import stats  # loaded when a statistic is computed, not with jurist
 
     return float(stats.t.ppf(0.5 + confidence / 2, dof))

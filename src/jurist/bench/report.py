@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.analysis.baselines import format_baselines
-from jurist.analysis.text import interval_text
+from jurist.analysis.text import interval_text, percent_text
 
 COLUMNS = (
     ("model", "model"),
@@ -79,7 +79,7 @@ def baseline_cell(entry: Mapping[str, Any]) -> str:
     accuracy = entry.get("accuracy")
     if accuracy is None:
         return "–"
-    return f"{100 * accuracy:.1f} %" + (" (not beaten)" if entry.get("beaten") == "no" else "")
+    return percent_text(accuracy) + (" (not beaten)" if entry.get("beaten") == "no" else "")
 
 
 def columns(bench: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

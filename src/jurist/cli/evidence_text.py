@@ -11,6 +11,7 @@ from jurist.analysis.outcomes import reasons_text
 from jurist.analysis.position import format_prior
 from jurist.analysis.text import interval_text as _ci
 from jurist.analysis.text import number_text as _num
+from jurist.analysis.text import percent_with_interval as _pct_ci
 
 
 def _estimate_lines(label: str, e: Mapping[str, Any]) -> list[str]:
@@ -58,13 +59,6 @@ def format_estimate(report: Mapping[str, Mapping[str, Any]]) -> str:
                 f"labels only {_ci(compare['labels_only'])}; judge only {_ci(compare['judge_only'])}"
             )
     return "\n".join(lines)
-
-
-def _pct_interval(share: float | None, interval: Any) -> str:
-    if share is None:
-        return "n/a"
-    bounds = f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else ""
-    return f"{100 * share:.1f} %{bounds}"
 
 
 def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
@@ -118,7 +112,7 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
                 lines.append(
                     "  accuracy by length of a over b: "
                     + "; ".join(
-                        f"{b['bucket']} {_pct_interval(b['accuracy'], b['interval'])} ({b['rows']} rows)"
+                        f"{b['bucket']} {_pct_ci(b['accuracy'], b['interval'])} ({b['rows']} rows)"
                         for b in buckets
                     )
                 )

@@ -38,6 +38,7 @@ from jurist.judges.pairwise import SCORE_A, PairwiseJudge
 from jurist.records import ConstraintKind
 
 SIDES: Final = ("a", "b")
+SIDES_AS_SHOWN: Final = ("response_a", "response_b")  # the namespace keys of the sides, in request order
 
 SYSTEM_INSTRUCTION: Final = """\
 You judge one AI assistant response to a user request and decide whether it is a good response.
@@ -101,11 +102,9 @@ class PointwisePairJudge(PairwiseJudge):
 
     def start(self, row: Mapping[str, Any], kinds: Sequence[ConstraintKind]) -> Step:
         """Two requests: the request with response A alone, then with response B alone."""
-        messages = []
-        for namespace in self.namespaces(row)[:1]:  # order ab holds both sides as they are
-            for side in ("response_a", "response_b"):
-                alone = {k: v for k, v in namespace.items() if k not in ("response_a", "response_b")}
-                messages.append(self.parts.prompt.render({**alone, "response": namespace[side]}))
+        both = self.namespaces(row)[0]  # order ab: each side under its own name
+        common = {k: v for k, v in both.items() if k not in ("response_a", "response_b")}
+        messages = [self.parts.prompt.render({**common, "response": both[side]}) for side in SIDES_AS_SHOWN]
         return Step(tuple(self.parts.request(m, kinds) for m in messages), self.finish)
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
