@@ -135,7 +135,7 @@ def model_keys(model: type[BaseModel], prefix: str = "") -> list[Key]:
 # ------------------------------------------------------------------------------------------ config page
 def config_sections() -> list[tuple[str, str, list[Key]]]:
     """(heading, introduction, keys) of every section of the config reference."""
-    from jurist.backends.hf.backend import NativeEngineParams
+    from jurist.backends.hf.params import NativeEngineParams
     from jurist.backends.parallel.pool import DATA_PARALLEL_KEY
     from jurist.backends.vllm.params import VLLMEngineParams
     from jurist.config.inference import InferenceConfig, oumi_keys

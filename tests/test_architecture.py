@@ -118,7 +118,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("render",),
     ("judges",),
     ("engine",),
-    ("cascade", "rag", "conversation", "bench", "api", "jury", "report", "batch", "labelling"),
+    ("cascade", "rag", "conversation", "bench", "api", "jury", "report", "batch", "labelling", "probe"),
     ("launch",),  # the front door: a run spec and its placement -> engine and batch source
     ("cli",),
     ("__main__",),  # python -m jurist: runs the command line

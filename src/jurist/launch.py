@@ -37,7 +37,6 @@ from jurist.batch.results import BatchResults
 from jurist.cascade.batches import CascadeBatches
 from jurist.cascade.calibrate import cache_path, calibrate
 from jurist.cascade.engine import CascadeEngine
-from jurist.config.types import ScoringMode
 from jurist.engine.core import BackendFactory, Engine
 from jurist.engine.preflight import check_constraints
 from jurist.engine.ray_job import RayBatches, RayRun
@@ -116,7 +115,7 @@ def refuse(spec: RunSpec, placement: Placement, *, emitting: bool = False) -> No
     """Refuse (:class:`~jurist.errors.InputError`, exit 2 on the command line) a combination jurist does not
     run, naming the options."""
     if emitting:
-        scored = [c for c in spec.judges if c.is_reward or c.judge_params.scoring is ScoringMode.LOGPROBS]
+        scored = [c for c in spec.judges if c.is_reward or c.judge_params.scoring.reads_labels]
         if scored:
             how = "is a reward model" if scored[0].is_reward else "scores its labels' log-probabilities"
             raise InputError(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from jurist.backends.hf.backend import NativeEngineParams
+from jurist.backends.hf.params import NativeEngineParams
 from jurist.backends.parallel.pool import DATA_PARALLEL_KEY
 from jurist.backends.vllm.params import VLLMEngineParams
 from jurist.config.inference import InferenceConfig

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -215,3 +216,83 @@ def apply_label_map(labels: Sequence[Any], text: str | None) -> list[Any]:
     if mapping is None:
         return list(labels)
     return [None if v is None else mapping.get(str(v).strip(), v) for v in labels]
+
+
+def read_label_file(
+    path: str | Path,
+    column: str | None = None,
+    id_column: str | None = None,
+    id_columns: Sequence[str] = (ROW_ID,),
+) -> dict[str, Any]:
+    """Row id -> label from a labels file (any format :func:`~jurist.io.readers.read_input` reads: a
+    ``jurist label`` JSONL file, an LLMBar JSON file, a CSV, ...): the ``column`` (default ``label``) of each
+    line, matched by ``id_column``, else the first of ``id_columns`` the file has, else the line positions
+    0, 1, ... (:func:`label_ids`). The last line of a row counts (a correction is appended after the label it
+    corrects); lines without a label are left out. Fails, naming the file, when the column is missing or no
+    line holds a label."""
+    from jurist.io.readers import read_input
+
+    source = str(path)
+    table = read_input(Path(path)).table
+    name = column or "label"
+    if name not in table.column_names:
+        raise InputError(
+            f"has no label column {name!r} (columns: {', '.join(table.column_names)})", source=source
+        )
+    if id_column is None:
+        id_column = next((c for c in id_columns if c in table.column_names), None)
+    ids, _ = label_ids(table, id_column, source)
+    labels = {i: v for i, v in zip(ids, table.column(name).to_pylist(), strict=True) if v is not None}
+    if not labels:
+        raise InputError(f"holds no label in column {name!r}", source=source)
+    return labels
+
+
+def labels_for_rows(
+    row_ids: Sequence[str],
+    *,
+    rows: pa.Table | None = None,
+    path: str | Path | None = None,
+    column: str | None = None,
+    id_column: str | None = None,
+) -> list[Any]:
+    """One label per input row (None where it has none), as the commands that read a dataset take them: the
+    rows' own ``column`` without a labels file, else the labels file (:func:`read_label_file`) matched on
+    ``row_ids`` (each row's id, or its position as text when the input has no id column)."""
+    if path is None:
+        if column is None:
+            raise InputError("give --label-column (a column of the input) or --labels FILE")
+        if rows is None or column not in rows.column_names:
+            names = ", ".join(rows.column_names) if rows is not None else "none"
+            raise InputError(f"the input has no label column {column!r} (columns: {names})")
+        return list(rows.column(column).to_pylist())
+    by_id = read_label_file(path, column, id_column)
+    joined = [by_id.get(str(i)) for i in row_ids]
+    if not any(label is not None for label in joined):
+        raise InputError(
+            f"no label matches an input row (labels' ids start {_sample(list(by_id))}; the rows' start "
+            f"{_sample([str(i) for i in row_ids])})",
+            source=str(path),
+        )
+    return joined
+
+
+def read_result_labels(
+    results: ResultTable,
+    path: str | Path | None,
+    column: str | None,
+    id_column: str | None = None,
+) -> tuple[list[Any], list[float | None] | None]:
+    """What every evidence command reads (``--labels`` / ``--label-column``): one raw label per result row
+    (None where a row has none; :func:`join_labels`), and each row's chance of having been chosen for
+    labelling from the file's ``probability`` column (:func:`join_probabilities`; None without a file or
+    when it records none). The file is read once."""
+    from jurist.io.readers import read_input
+
+    if path is None and column is None:
+        raise InputError("give --label-column (a column of the results) or --labels FILE")
+    file_rows = read_input(Path(path)).table if path is not None else None
+    source = str(path) if path is not None else "the labels file"
+    joined = join_labels(results, column=column, file_rows=file_rows, file_id_column=id_column, source=source)
+    chances = None if file_rows is None else join_probabilities(results, file_rows, id_column)
+    return joined, chances

@@ -17,6 +17,7 @@ from typing import Any
 from jurist.backends import grammar_check
 from jurist.backends.base import Backend
 from jurist.backends.hf import backend as transformers
+from jurist.backends.hf import params as hf_params
 from jurist.backends.hf import reward as hf_reward
 from jurist.backends.remote import openai
 from jurist.backends.vllm import backend as vllm
@@ -108,7 +109,7 @@ ENGINES: Mapping[InferenceEngine, EngineEntry] = MappingProxyType(
         ),
         InferenceEngine.NATIVE: EngineEntry(
             _native,
-            transformers.engine_params,
+            hf_params.engine_params,
             lambda _c: transformers.CONSTRAINT_KINDS,
             grammar=_native_grammar,
         ),

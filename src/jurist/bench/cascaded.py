@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 
 from jurist.bench.measure import NOT_SENT, Counts
 from jurist.config.models import JudgeConfig
-from jurist.config.types import ScoringMode
 from jurist.errors import InputError
 
 MEASURED = (
@@ -35,7 +34,7 @@ def stage_mode(config: JudgeConfig) -> str:
     """The bench mode a stage's config runs in: ``reward``, ``logprobs`` or ``generation``."""
     if config.is_reward:
         return "reward"
-    return "logprobs" if config.judge_params.scoring is ScoringMode.LOGPROBS else "generation"
+    return "logprobs" if config.judge_params.scoring.reads_labels else "generation"
 
 
 def names(stages: Sequence[str], models: Sequence[str]) -> tuple[str, str]:

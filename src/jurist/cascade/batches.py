@@ -70,7 +70,7 @@ class CascadeBatches(BatchSource):
 
     def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]:
         engine = self.engine
-        assembler = engine.assembler(run.source)
+        assembler = engine.cascade_assembler(run.source)
         chunks = run.source.chunks(engine.chunk_size, run.store.rows)
         while window := list(itertools.islice(chunks, max(1, engine.max_open))):
             yield from self._window(run, assembler, window)
@@ -83,7 +83,7 @@ class CascadeBatches(BatchSource):
 
     def rejudge(self, run: RunContext, rows: RowSource) -> Iterator[pa.RecordBatch]:
         engine = self.engine
-        return self._window(run, engine.assembler(run.source), list(rows.chunks(engine.chunk_size)))
+        return self._window(run, engine.cascade_assembler(run.source), list(rows.chunks(engine.chunk_size)))
 
     def models(self, run: RunContext) -> dict[str, Any]:
         return self.engine.describe_models()

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from jurist.analysis.human import normalize_labels
+from jurist.analysis.labels import read_label_file
 from jurist.analysis.selective import ThresholdChoice, calibrate_cascade, check_enough_labels
 from jurist.cascade.confidence import confidence_of, verdict_of
 from jurist.cascade.engine import CascadeEngine
@@ -28,7 +29,6 @@ from jurist.engine.plan import ID_COLUMNS, chunk_row_ids
 from jurist.engine.spec import Selection
 from jurist.engine.stream import judge_chunks
 from jurist.errors import InputError
-from jurist.io.readers import read_input
 from jurist.io.sources import Chunk
 
 
@@ -131,28 +131,8 @@ def _notes(
 
 
 def _labels(settings: CalibrationSettings, id_column: str | None) -> dict[str, Any]:
-    """Row id -> label, from the labels file."""
-    data = read_input(settings.labels)
-    table = data.table
-    where = str(settings.labels)
-    if settings.label_column not in table.column_names:
-        raise InputError(
-            f"has no label column {settings.label_column!r} (columns: {', '.join(table.column_names)})",
-            source=where,
-        )
-    column = id_column or next((c for c in ID_COLUMNS if c in table.column_names), None)
-    if id_column is not None and id_column not in table.column_names:
-        raise InputError(f"has no id column {id_column!r}", source=where)
-    ids = (
-        [str(v) for v in table.column(column).to_pylist()]
-        if column is not None
-        else [str(i) for i in range(table.num_rows)]
-    )
-    values = table.column(settings.label_column).to_pylist()
-    labels = {i: v for i, v in zip(ids, values, strict=True) if v is not None}
-    if not labels:
-        raise InputError(f"holds no label in column {settings.label_column!r}", source=where)
-    return labels
+    """Row id -> label, from the labels file (:func:`~jurist.analysis.labels.read_label_file`)."""
+    return read_label_file(settings.labels, settings.label_column, id_column, ID_COLUMNS)
 
 
 def _labelled_rows(

@@ -96,8 +96,10 @@ def _stage_value(attribute: str, stage: int) -> Callable[[Decision], Any]:
     return lambda d: getattr(d, attribute)[stage]
 
 
-class CascadeAssembler(Assembler):
-    """The output schema of a cascade run, and one record batch per chunk (:meth:`cascade_batch`)."""
+class CascadeAssembler:
+    """The output schema of a cascade run, and one record batch per chunk (:meth:`cascade_batch`): the
+    stages' columns as a plain run's :class:`~jurist.engine.assemble.Assembler` builds them, then the
+    cascade's own."""
 
     def __init__(
         self,
@@ -108,8 +110,9 @@ class CascadeAssembler(Assembler):
         carry_input: bool = True,
         source: str | None = None,
     ) -> None:
-        super().__init__(input_schema, judges, carry_input=carry_input, source=source)
         self.inner = Assembler(input_schema, judges, carry_input=carry_input, source=source)
+        self.judges = self.inner.judges
+        self.schema = self.inner.schema
         self.plan = plan
         self.cascade_columns = cascade_columns(judges)
         fields = [pa.field(f"{plan.name}.{c.suffix}", c.type) for c in self.cascade_columns]
@@ -126,15 +129,6 @@ class CascadeAssembler(Assembler):
     def column_names(self) -> list[str]:
         """The cascade's own columns, by full name."""
         return [f"{self.plan.name}.{c.suffix}" for c in self.cascade_columns]
-
-    def batch(
-        self,
-        chunk: pa.Table,
-        row_ids: Sequence[str],
-        outputs: Mapping[str, Sequence[JudgeOutput]],
-        provenance: Mapping[str, Provenance],
-    ) -> pa.RecordBatch:
-        raise TypeError("a cascade's batches are built by cascade_batch, with the cascade's decisions")
 
     def cascade_batch(
         self,

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from jurist.cascade.columns import CascadeAssembler, pairwise
 from jurist.cascade.confidence import check_same_judgment, confidence_source_or_none
 from jurist.config.cascade import CascadePlan
@@ -60,10 +62,15 @@ class CascadeEngine(Engine):
         plan = spec.cascade.plan(spec.names)
         return cls(list(spec.judges), plan, backend, backend_factory=backend_factory, options=spec.options)
 
-    def assembler(self, source: RowSource) -> CascadeAssembler:
+    def cascade_assembler(self, source: RowSource) -> CascadeAssembler:
+        """The output schema of a cascade run over ``source`` (the stages' columns, then the cascade's),
+        ready to assemble its batches with the cascade's decisions."""
         return CascadeAssembler(
             source.schema, self.judges, self.plan, carry_input=self.carry_input, source=source.source
         )
+
+    def schema_for(self, source: RowSource) -> pa.Schema:
+        return self.cascade_assembler(source).schema
 
     # --------------------------------------------------------------------------------- stages
     def note_model(self, stage: int, model_id: str) -> None:
@@ -79,7 +86,7 @@ class CascadeEngine(Engine):
     def judge_entry(self, source: RowSource) -> dict[str, Any]:
         """The cascade's entry in the run metadata's judges (its kind and columns, for ResultTable)."""
         kind = "pairwise" if pairwise(self.judges) else "pointwise"
-        entry = judge_entry_columns(self.plan.name, kind, self.assembler(source).column_names)
+        entry = judge_entry_columns(self.plan.name, kind, self.cascade_assembler(source).column_names)
         return {**entry, "cascade": True, "stages": [j.name for j in self.judges]}
 
     def describe_plan(self) -> dict[str, Any]:
@@ -110,7 +117,7 @@ def check_memory_shares(judges: Sequence[Judge]) -> None:
 
     engines: dict[str, tuple[int, float | None]] = {}
     for number, judge in enumerate(judges, start=1):
-        config = judge.config.inference_config
+        config = judge.engine_config
         if judge.needs_model and config.engine is InferenceEngine.VLLM:
             engines.setdefault(backend_key(config), (number, memory_share(config)))
     shares = list(engines.values())

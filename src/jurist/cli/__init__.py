@@ -13,6 +13,7 @@
     jurist audit RESULTS [--labels F]     position, length, lean, confidence, agreement
     jurist report RESULTS -o R.html       one self-contained HTML report
     jurist label RESULTS --labels F       label rows on a local web page (append-only, resumable)
+    jurist probe fit -c C -i F -o HEAD    a probe head on the judge's hidden states, from labels
     jurist filter RESULTS -o KEPT   keep rows by gates, predicates, quantiles, top-k
     jurist pairs RESULTS -o PAIRS   preference pairs for DPO
     jurist bench -c C -i F          throughput of judges on models (rows/s, tokens/s, latency, memory)
@@ -34,7 +35,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from jurist.cli import analysis, batch, bench, comparing, evidence, judging, models, training
+from jurist.cli import analysis, batch, bench, comparing, evidence, judging, models, probe, training
 from jurist.cli.common import EXTRA, versions_line
 from jurist.cli.label import label as label_command
 
@@ -46,7 +47,7 @@ MODELS = "Models and speed"
 ORDER = (
     "judge", "validate", "render", "list", "info",
     "filter", "pairs", "batch",
-    "label", "agree", "estimate", "compare", "audit", "calibrate", "report",
+    "label", "agree", "estimate", "compare", "audit", "calibrate", "report", "probe",
     "models", "bench",
 )  # fmt: skip
 """The commands in a user's order: judging first, then what uses the scores, then evidence, then models."""
@@ -126,6 +127,13 @@ _add("compare", comparing.compare, "Two judges on the same rows: flips, agreemen
 _add("audit", evidence.audit, "Position, length, lean and confidence biases of a judge.", PEOPLE)
 _add("calibrate", analysis.calibrate, "Fit a calibration map from probabilities to labels.", PEOPLE)
 _add("report", evidence.report, "One self-contained HTML report of a results file.", PEOPLE)
+probe.app.command("fit", context_settings=EXTRA)(probe.fit)
+app.add_typer(
+    probe.app,
+    name="probe",
+    short_help="Fit a probe head: a judge that learns from labels.",
+    rich_help_panel=PEOPLE,
+)
 app.add_typer(
     models.app,
     name="models",

@@ -9,6 +9,7 @@ from typing import IO, Annotated, Any
 
 import typer
 
+from jurist.analysis.labels import read_label_file
 from jurist.bench.cost import Prices, add_costs, parse_token_prices
 from jurist.bench.report import summary_lines, write
 from jurist.bench.runner import BenchSpec, run_bench
@@ -28,7 +29,6 @@ from jurist.cli.console import run_console
 from jurist.cli.options import EngineOpt, QuietOpt, VerboseOpt
 from jurist.errors import ConfigError, JuristError
 from jurist.io.opening import open_source
-from jurist.io.readers import read_input
 from jurist.models.resolve import prepare_models
 
 
@@ -179,22 +179,16 @@ def bench(
 
 
 def _labels(records: list[dict[str, Any]], labels: Path | None, column: str | None) -> list[Any] | None:
-    """One label per measured row: from the labels file by position, or from the input's own column."""
+    """One label per measured row: from the labels file by position
+    (:func:`~jurist.analysis.labels.read_label_file`), or from the input's own column."""
     if labels is None:
         if column is None:
             return None
         if records and column not in records[0]:
             raise ConfigError(f"--label-column {column!r}: the input has no such column")
         return [r.get(column) for r in records]
-    file_rows = read_input(labels).table
-    name = column or "label"
-    if name not in file_rows.column_names:
-        names = ", ".join(file_rows.column_names)
-        raise ConfigError(f"{labels} has no label column {name!r} (columns: {names})")
-    values: list[Any] = file_rows.column(name).to_pylist()
-    if len(values) < len(records):
-        raise ConfigError(f"{labels} holds {len(values)} labels for {len(records)} measured rows")
-    return values[: len(records)]
+    by_position = read_label_file(labels, column, id_columns=())
+    return [by_position.get(str(i)) for i in range(len(records))]
 
 
 def _cascade(job: CascadeBench, progress: IO[str] | None) -> dict[str, Any]:

@@ -282,6 +282,13 @@ def validate(
     for line in judge.kind.describe():
         typer.echo(f"  {line}")
     typer.echo(f"  {confidence_line(judge)}")
+    if judge.probe is not None:
+        head, accuracy = judge.probe, (judge.probe.metrics.get("accuracy") or {}).get("value")
+        fitted = f", cross-validated accuracy {100 * accuracy:.1f} %" if accuracy is not None else ""
+        typer.echo(
+            f"  probe head {cfg.judge_params.probe}: layer {head.layer} of {head.model.name} "
+            f"(weights {head.model.weights}), fitted on {head.fit.get('rows')} rows{fitted}"
+        )
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
     typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
     for warning in judge.warnings:

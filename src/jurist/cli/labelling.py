@@ -1,6 +1,5 @@
-"""The label options that ``jurist agree``, ``calibrate``, ``estimate``, ``audit`` and ``report`` share, and
-reading the labels they name (:func:`jurist.analysis.labels.join_labels`) and the probabilities a sampling
-plan recorded with them (:func:`jurist.analysis.labels.join_probabilities`)."""
+"""The label options that ``jurist agree``, ``calibrate``, ``estimate``, ``audit``, ``report``, ``compare``
+and ``probe fit`` share; the labels they name are read by :mod:`jurist.analysis.labels`."""
 
 from __future__ import annotations
 
@@ -9,9 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jurist.analysis.labels import join_labels, join_probabilities
-from jurist.errors import JuristError
-from jurist.io.readers import read_input
+from jurist.analysis.labels import read_result_labels
 from jurist.io.results import ResultTable
 
 LabelsOpt = Annotated[
@@ -49,18 +46,6 @@ def read_labels(
 def read_sampled_labels(
     results: ResultTable, labels: Path | None, label_column: str | None, labels_id_column: str | None
 ) -> tuple[list[Any], list[float | None] | None]:
-    """The labels as :func:`read_labels` reads them (one of --labels and --label-column given), and each
-    row's chance of having been chosen for labelling from the ``probability`` column of --labels
-    (``jurist label`` writes it; None without a file or when it records none); the file is read once."""
-    if labels is None and label_column is None:
-        raise JuristError("give --label-column (a column of the results) or --labels FILE")
-    file_rows = read_input(labels).table if labels is not None else None
-    joined = join_labels(
-        results,
-        column=label_column,
-        file_rows=file_rows,
-        file_id_column=labels_id_column,
-        source=str(labels) if labels is not None else "the labels file",
-    )
-    chances = None if file_rows is None else join_probabilities(results, file_rows, labels_id_column)
-    return joined, chances
+    """The labels as :func:`read_labels` reads them and the sampling plan's probabilities
+    (:func:`jurist.analysis.labels.read_result_labels`)."""
+    return read_result_labels(results, labels, label_column, labels_id_column)

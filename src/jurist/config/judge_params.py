@@ -48,7 +48,13 @@ class JudgeParams(StrictModel):
     )
     scoring: ScoringMode = ScoringMode.GENERATE
     """GENERATE decodes the answer; LOGPROBS reads the label distribution after one prefill (BOOL, ENUM and
-    INT judgments, pairwise judges)."""
+    INT judgments, pairwise judges); PROBE reads it with a probe head (``probe``) from the same prefill's
+    hidden state."""
+    probe: str | None = Field(
+        default=None,
+        description="jurist: the probe head file (`jurist probe fit`) that scoring PROBE reads labels with; "
+        "the head must have been fitted on this judge's model, prompt and labels.",
+    )
     label_probabilities: bool = Field(
         default=False,
         description="In GENERATE scoring, also read each label field's distribution from token logprobs.",
@@ -99,6 +105,24 @@ class JudgeParams(StrictModel):
         return value
 
     @model_validator(mode="after")
+    def _probe_file(self) -> JudgeParams:
+        """A probe head goes with scoring PROBE, and scoring PROBE needs one."""
+        if self.scoring is ScoringMode.PROBE and not self.probe:
+            raise ValueError(
+                "judge_params.scoring PROBE needs judge_params.probe (a head file: jurist probe fit)"
+            )
+        if self.probe and self.scoring is not ScoringMode.PROBE:
+            raise ValueError(
+                "judge_params.probe is read in scoring PROBE only: set judge_params.scoring PROBE"
+            )
+        if self.scoring is ScoringMode.PROBE and self.reasoning is not None:
+            raise ValueError(
+                "judge_params.reasoning generates text, which a probe engine cannot: drop one of reasoning "
+                "and scoring PROBE"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _declared_placeholders(self) -> JudgeParams:
         """As in Oumi: the declared placeholders must be the template's (after template_variables)."""
         if self.prompt_template_placeholders:
@@ -119,10 +143,10 @@ def simple_judge_problem(jp: JudgeParams) -> str | None:
         check_scores(jp.judgment_type, jp.judgment_scores, "judge_params")
     except ValueError as exc:
         return str(exc)
-    if jp.scoring is ScoringMode.LOGPROBS:
-        jt = jp.judgment_type
+    if jp.scoring.reads_labels:
+        jt, mode = jp.judgment_type, jp.scoring.value
         if jt not in (JudgmentType.BOOL, JudgmentType.ENUM, JudgmentType.INT):
-            return f"judge_params.scoring LOGPROBS needs a BOOL, ENUM or INT judgment, not {jt.value}"
+            return f"judge_params.scoring {mode} needs a BOOL, ENUM or INT judgment, not {jt.value}"
         if jt is JudgmentType.INT and not jp.judgment_scores:
-            return "judge_params.scoring LOGPROBS with INT needs judgment_scores (the scale)"
+            return f"judge_params.scoring {mode} with INT needs judgment_scores (the scale)"
     return None

@@ -30,7 +30,7 @@ from jurist.config.rag import RagJudgeParams
 from jurist.config.reward import RewardJudgeParams
 from jurist.config.rubric import Criterion, RubricJudgeParams
 from jurist.config.rules import RuleJudgeParams, check_example_value
-from jurist.config.types import InferenceEngine, JudgmentType, ScoringMode, StrictModel
+from jurist.config.types import InferenceEngine, JudgmentType, StrictModel
 
 
 def _refuse(problem: str | None) -> None:
@@ -165,10 +165,10 @@ class JudgeConfig(StrictModel):
             kind = name.removesuffix("_judge_params")
             voters = "simple, rubric and pairwise judges"
             raise ValueError(f"judge_params.samples applies to {voters}, not to a {kind} judge")
-        if jp.scoring is ScoringMode.LOGPROBS:
+        if jp.scoring.reads_labels:
             raise ValueError(
-                "judge_params.samples needs GENERATE scoring: LOGPROBS reads one label distribution, which "
-                "sampling again would not change"
+                f"judge_params.samples needs GENERATE scoring: {jp.scoring.value} reads one label "
+                "distribution, which sampling again would not change"
             )
         if jp.label_probabilities:
             raise ValueError("judge_params.samples and label_probabilities: use one confidence, not both")

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from jurist.config.judge_params import JudgeParams
-from jurist.config.types import ScoringMode, StrictModel
+from jurist.config.types import StrictModel
 
 Decision = Literal["probability", "both_orders"]
 PairMode = Literal["both_orders", "pointwise"]
@@ -131,7 +131,7 @@ class PairwiseJudgeParams(StrictModel):
                 "pairwise_judge_params.pointwise_system_instruction and pointwise_prompt_template need "
                 "mode: pointwise"
             )
-        if self.decision == "probability" and jp.scoring is not ScoringMode.LOGPROBS and jp.samples < 2:
+        if self.decision == "probability" and not jp.scoring.reads_labels and jp.samples < 2:
             return (
                 "pairwise_judge_params.decision probability reads the label probabilities of both orders: it "
                 "needs judge_params.scoring LOGPROBS or judge_params.samples > 1 (or decision both_orders)"
@@ -149,7 +149,7 @@ class PairwiseJudgeParams(StrictModel):
         judge gives probabilities, LOGPROBS scoring or repeated samples; else both_orders)."""
         if self.decision is not None:
             return self.decision
-        probabilities = judge_params.scoring is ScoringMode.LOGPROBS or judge_params.samples > 1
+        probabilities = judge_params.scoring.reads_labels or judge_params.samples > 1
         return "probability" if probabilities else "both_orders"
 
     @property

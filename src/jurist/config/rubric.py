@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from jurist.config.judge_params import JudgeParams
 from jurist.config.rules import check_scores, coerce_scores
-from jurist.config.types import IDENTIFIER, Aggregation, JudgmentType, ScoringMode, StrictModel
+from jurist.config.types import IDENTIFIER, Aggregation, JudgmentType, StrictModel
 
 
 class Criterion(StrictModel):
@@ -88,9 +88,9 @@ class RubricJudgeParams(StrictModel):
                     f"judge_params.{key} is not allowed in a rubric judge: set it per criterion in "
                     "rubric_judge_params.criteria"
                 )
-        if jp.scoring is ScoringMode.LOGPROBS:
+        if jp.scoring.reads_labels:
             return (
-                "judge_params.scoring LOGPROBS reads one label distribution after one prefill; a rubric "
-                "judge writes several fields (use label_probabilities in GENERATE scoring instead)"
+                f"judge_params.scoring {jp.scoring.value} reads one label distribution after one prefill; "
+                "a rubric judge writes several fields (use label_probabilities in GENERATE scoring instead)"
             )
         return None

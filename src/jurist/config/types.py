@@ -70,10 +70,17 @@ class InferenceEngine(_UpperEnum):
 
 
 class ScoringMode(_UpperEnum):
-    """``GENERATE``: decode the answer. ``LOGPROBS``: read label probabilities after one prefill."""
+    """``GENERATE``: decode the answer. ``LOGPROBS``: read label probabilities after one prefill. ``PROBE``:
+    a probe head (``judge_params.probe``) reads them from the hidden state of the same prefill."""
 
     GENERATE = "GENERATE"
     LOGPROBS = "LOGPROBS"
+    PROBE = "PROBE"
+
+    @property
+    def reads_labels(self) -> bool:
+        """Whether the judge reads a label distribution after one prefill (LOGPROBS or PROBE)."""
+        return self is not ScoringMode.GENERATE
 
 
 class StrictModel(BaseModel):

@@ -106,10 +106,10 @@ class Engine:
             return self._shared_backend
         if not judge.needs_model:  # a rule judge: nothing loads
             return NO_MODEL
-        key = backend_key(judge.config.inference_config)
+        key = backend_key(judge.engine_config)
         if key not in self._backends:
-            config = judge.config.inference_config
-            sharing = [j for j in self.judges if backend_key(j.config.inference_config) == key]
+            config = judge.engine_config
+            sharing = [j for j in self.judges if backend_key(j.engine_config) == key]
             if any(j.reads_label_probabilities for j in sharing):
                 config = for_label_scores(config)
             self._backends[key] = lazy(self._factory, config, self._loaded)
@@ -136,7 +136,7 @@ class Engine:
         """Close the backend of a group this engine created, so the next model can load."""
         if self._shared_backend is not None:
             return
-        backend = self._backends.pop(backend_key(judges[0].config.inference_config), None)
+        backend = self._backends.pop(backend_key(judges[0].engine_config), None)
         if backend is not None:
             self._described.update({j.name: describe(backend if j.needs_model else NO_MODEL) for j in judges})
             backend.close()
@@ -180,8 +180,12 @@ class Engine:
             source=source.source,
         )
 
+    def schema_for(self, source: RowSource) -> pa.Schema:
+        """The output schema of a run of this engine over ``source``."""
+        return self.assembler(source).schema
+
     def output_schema(self, data: Any) -> pa.Schema:
-        return self.assembler(open_source(data)).schema
+        return self.schema_for(open_source(data))
 
     # ---------------------------------------------------------------------------------------- run
     def run(self, data: Any) -> pa.Table:
@@ -301,7 +305,7 @@ class Engine:
         they were released)."""
         described = dict(self._described)
         for judge in self.judges:
-            backend = self._shared_backend or self._backends.get(backend_key(judge.config.inference_config))
+            backend = self._shared_backend or self._backends.get(backend_key(judge.engine_config))
             if not judge.needs_model:
                 backend = NO_MODEL
             if judge.name not in described and backend is not None:

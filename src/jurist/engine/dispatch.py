@@ -86,7 +86,7 @@ def score(backend: Backend, requests: Sequence[LabelRequest]) -> list[LabelScore
     if not isinstance(backend, LabelScorer):
         message = (
             f"backend {type(backend).__name__} cannot score labels; "
-            "LOGPROBS scoring needs engine VLLM or NATIVE"
+            "LOGPROBS and PROBE scoring need engine VLLM or NATIVE"
         )
         return [LabelScores(None, "error", error=message) for _ in requests]
     scorer = backend

@@ -76,7 +76,7 @@ class LazyBackend:
         if not isinstance(backend, LabelScorer):
             raise TypeError(
                 f"backend {type(backend).__name__} cannot score labels; "
-                "LOGPROBS scoring needs engine VLLM or NATIVE"
+                "LOGPROBS and PROBE scoring need engine VLLM or NATIVE"
             )
         return backend.score_labels(requests)
 

@@ -18,6 +18,7 @@ import platform
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from jurist._version import __version__
@@ -76,7 +77,29 @@ def judge_entry(judge: Judge) -> dict[str, Any]:
         "scoring": jp.scoring.value,
         "seed": judge.config.inference_config.generation.seed,
         "config": judge.config.model_dump(mode="json"),
+        **({"probe": probe_entry(judge)} if judge.probe is not None else {}),
     }
+
+
+def probe_entry(judge: Judge) -> dict[str, Any]:
+    """Where a PROBE judge's head came from: its file and sha256, layer, model, labels and fitted accuracy."""
+    head, path = judge.probe, judge.config.judge_params.probe
+    assert head is not None and path is not None
+    accuracy = head.metrics.get("accuracy") or {}
+    return {
+        "path": str(Path(path).resolve()),
+        "sha256": file_sha256(path),
+        "layer": head.layer,
+        "model": head.model.name,
+        "weights": head.model.weights,
+        "labels": head.fit.get("labels"),
+        "rows": head.fit.get("rows"),
+        "cross_validated_accuracy": accuracy.get("value"),
+    }
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def fingerprint(
@@ -88,6 +111,13 @@ def fingerprint(
         "input": dict(input_identity),
         "options": dict(options),
     }
+    heads = {
+        j.name or str(i): file_sha256(j.judge_params.probe)
+        for i, j in enumerate(judges)
+        if j.judge_params.probe
+    }
+    if heads:  # a head fitted again at the same path is another judge
+        payload["probe_heads"] = heads
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 

@@ -32,7 +32,7 @@ def group_by_backend(judges: Sequence[Judge]) -> list[list[Judge]]:
     """Judges grouped by the backend they run on, in order of first appearance."""
     groups: dict[str, list[Judge]] = {}
     for judge in judges:
-        groups.setdefault(backend_key(judge.config.inference_config), []).append(judge)
+        groups.setdefault(backend_key(judge.engine_config), []).append(judge)
     return list(groups.values())
 
 

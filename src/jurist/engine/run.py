@@ -58,6 +58,8 @@ class RunEngine(Protocol):
 
     def assembler(self, source: RowSource) -> Assembler: ...
 
+    def schema_for(self, source: RowSource) -> pa.Schema: ...
+
     def iter_batches(
         self, data: Any, summary: RunSummary | None = None, *, skip: int = 0, progress: Progress | None = None
     ) -> Iterator[pa.RecordBatch]: ...
@@ -209,7 +211,7 @@ class Run:
     def _execute(self, batches: BatchSource) -> RunSummary:
         output, engine = self.output, self.engine
         source, options, run_id = self.open()
-        schema = engine.assembler(source).schema
+        schema = engine.schema_for(source)
         note = check_manifest(output, run_id, repair=self.repair, overwrite=self.overwrite)
         plan = check_output(output, run_id, overwrite=self.overwrite)
         summary = RunSummary(output=str(output))

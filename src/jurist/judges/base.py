@@ -124,10 +124,6 @@ class JudgeKind(ABC):
         """The row's first step (raises :class:`~jurist.config.templates.MissingValue`)."""
 
     @abstractmethod
-    def finish(self, answers: Sequence[Answer]) -> JudgeOutput | Step:
-        """What the answers to the first step's requests (in request order) make of the row."""
-
-    @abstractmethod
     def failure(self, status: Status, error: str) -> JudgeOutput:
         """The output of a row that was never judged (missing input, bad input, errored target)."""
 
@@ -182,3 +178,14 @@ class JudgeKind(ABC):
         if constraint is not None:
             lines.append(f"constraint (regex): {constraint.regex}")
         return lines
+
+
+class OneCallKind(JudgeKind):
+    """A kind whose row is decided by the answers to its first step's requests, in one round (pointwise,
+    pairwise, reward): it can also read answers handed to it directly (:meth:`finish`,
+    :meth:`jurist.judges.judge.Judge.combine`). A rule (no request) and a RAG judge (several rounds) are
+    not: their outputs come only from the steps ``start`` returns."""
+
+    @abstractmethod
+    def finish(self, answers: Sequence[Answer]) -> JudgeOutput | Step:
+        """What the answers to the first step's requests (in request order) make of the row."""

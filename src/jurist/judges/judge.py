@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from jurist.answer.spec import OutputSpec
+from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
 from jurist.config.models import JudgeConfig
 from jurist.config.templates import MissingValue
-from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.config.types import ScoringMode
+from jurist.judges.base import Answer, JudgeKind, OneCallKind, Step
 from jurist.judges.checks import check_config, compile_warnings
 from jurist.judges.columns import GENERIC_COLUMNS, Column, Provenance
 from jurist.judges.outputs import JudgeOutput, Status
@@ -32,6 +34,7 @@ from jurist.judges.rag.kind import RagJudge
 from jurist.judges.reasoning import reasoning_columns, think_first
 from jurist.judges.reward import RewardJudge
 from jurist.judges.rule import RuleJudge
+from jurist.models.probe_head import ProbeHead, load_head
 from jurist.records import ALL_CONSTRAINT_KINDS, Constraint, ConstraintKind, GenerationRequest, Message
 from jurist.render.prompts import PromptBuilder
 
@@ -83,6 +86,23 @@ class Judge:
         )
         """Whether the judge reads label probabilities (LOGPROBS scoring or ``label_probabilities``): its
         engine then computes its lm_head in float32 (:func:`jurist.backends.for_label_scores`)."""
+        self.probe: ProbeHead | None = None
+        """The probe head a judge in scoring PROBE reads its labels with, checked against its prompt, answer
+        format and labels (a :class:`~jurist.errors.ConfigError` names both fingerprints)."""
+        if config.judge_params.scoring is ScoringMode.PROBE and config.judge_params.probe:
+            self.probe = load_head(config.judge_params.probe)
+            self.probe.check_judge(self.name, self.prompt_hash, self.schema_hash, self.parts.label_texts)
+
+    @property
+    def engine_config(self) -> InferenceConfig:
+        """The inference config of the engine the judge runs on: in scoring PROBE, its head file is an
+        engine parameter (``engine_params.probe``), so the engine loads for the head."""
+        config = self.config.inference_config
+        path = self.config.judge_params.probe
+        if self.probe is None or path is None:
+            return config
+        params = {**config.engine_params, "probe": str(Path(path).resolve())}
+        return config.model_copy(update={"engine_params": params})
 
     @classmethod
     def from_config(
@@ -153,6 +173,11 @@ class Judge:
         if self.reasoning is not None:
             raise TypeError(
                 f"judge {self.name!r} reasons before it answers (two rounds); run it with an Engine"
+            )
+        if not isinstance(self.kind, OneCallKind):
+            raise TypeError(
+                f"judge {self.name!r} is a {self.kind.kind_name} judge: its output comes from the steps "
+                "start(row) returns, not from answers handed to it; run it with an Engine"
             )
         result = self.kind.finish(answers)
         if isinstance(result, Step):

@@ -41,7 +41,7 @@ from jurist.config.models import JudgeConfig
 from jurist.config.pairwise import Decision, PairwiseJudgeParams
 from jurist.config.templates import MissingValue, lookup
 from jurist.config.types import JudgmentType
-from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.judges.base import Answer, OneCallKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
@@ -74,7 +74,7 @@ def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
     return None
 
 
-class PairwiseJudge(JudgeKind):
+class PairwiseJudge(OneCallKind):
     """A judge of ``pairwise_judge_params`` configs: two requests per row, one combined output."""
 
     kind_name = "pairwise"

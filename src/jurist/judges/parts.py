@@ -19,7 +19,6 @@ from jurist.answer.reading import AnswerReader
 from jurist.answer.scoring import Scorer
 from jurist.answer.spec import OutputSpec, build_output_spec
 from jurist.config.models import JudgeConfig
-from jurist.config.types import ScoringMode
 from jurist.records import (
     ALL_CONSTRAINT_KINDS,
     ConstraintKind,
@@ -45,7 +44,7 @@ class JudgeParts:
         self.config = config
         self.fields = fields
         """What gives the answer's fields: the judge kind's ``output_fields``."""
-        self.logprob_scoring = config.judge_params.scoring is ScoringMode.LOGPROBS
+        self.logprob_scoring = config.judge_params.scoring.reads_labels  # LOGPROBS or PROBE
 
     @cached_property
     def spec(self) -> OutputSpec:
@@ -71,6 +70,15 @@ class JudgeParts:
         return tuple(f for f in self.spec.judgment_fields if f.labels is not None and wants_labels)
 
     @cached_property
+    def label_texts(self) -> tuple[str, ...]:
+        """The texts a label request scores (the first label field's labels as the answer writes them)."""
+        if not self.label_fields:
+            return ()
+        f = self.label_fields[0]
+        context = self.reader.contexts[f.name]
+        return tuple(context.texts[label] for label in f.labels or ())
+
+    @cached_property
     def reader(self) -> AnswerReader:
         return AnswerReader(self.spec, self.label_fields, self.max_tokens)
 
@@ -92,11 +100,10 @@ class JudgeParts:
         """The request for rendered messages: a label-scoring request in LOGPROBS scoring, else a
         generation request (see :meth:`generation_request`)."""
         if self.logprob_scoring:
-            f = self.label_fields[0]
-            context = self.reader.contexts[f.name]
+            context = self.reader.contexts[self.label_fields[0].name]
             return LabelRequest(
                 messages,
-                tuple(context.texts[label] for label in f.labels or ()),
+                self.label_texts,
                 context.prefix,
                 context.suffix,
                 context.needs_suffix,

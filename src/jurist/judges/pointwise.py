@@ -28,7 +28,7 @@ from jurist.answer.labels import LabelDistribution
 from jurist.answer.reading import Reading
 from jurist.answer.spec import explanation_field
 from jurist.config.models import JudgeConfig
-from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.judges.base import Answer, OneCallKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.records import ConstraintKind
@@ -47,7 +47,7 @@ def _score_column(name: str) -> Column:
     return Column(f"{name}_score", pa.float64(), lambda o, _p: o.field_scores.get(name))
 
 
-class PointwiseJudge(JudgeKind):
+class PointwiseJudge(OneCallKind):
     """A simple or rubric judge."""
 
     kind_name = "pointwise"

@@ -21,7 +21,7 @@ from typing import Any
 
 from jurist.config.models import RewardJudgeParams
 from jurist.config.templates import Template
-from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.judges.base import Answer, OneCallKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
@@ -36,7 +36,7 @@ def softmax(logits: Sequence[float]) -> list[float]:
     return [w / total for w in weights]
 
 
-class RewardJudge(JudgeKind):
+class RewardJudge(OneCallKind):
     """A judge whose model is a sequence classifier (a reward model, or a classifier with labels)."""
 
     kind_name = "reward"

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from jurist.config.rules import RuleJudgeParams
 from jurist.config.templates import MissingValue
-from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.judges.base import JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
@@ -107,9 +107,6 @@ class RuleJudge(JudgeKind):
             prompt_tokens=0,
             completion_tokens=0,
         )
-
-    def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
-        raise TypeError("a rule judge sends no request: its output is known when its row is planned")
 
     def failure(self, status: Status, error: str) -> JudgeOutput:
         if status == "target_error":

@@ -19,11 +19,10 @@ import numpy as np
 
 from jurist.analysis.audit import audit_judge, confidences, default_responses, response_lengths
 from jurist.analysis.estimate import estimate_judge
-from jurist.analysis.labels import apply_label_map, join_labels, join_probabilities
+from jurist.analysis.labels import apply_label_map, read_result_labels
 from jurist.analysis.outcomes import reasoning_counts
 from jurist.io.formats import output_format
 from jurist.io.parts import read_metadata
-from jurist.io.readers import read_input
 from jurist.io.results import JudgeColumns, ResultTable, readable
 from jurist.report import plots
 
@@ -108,18 +107,12 @@ def _labels(
     results: ResultTable, options: ReportOptions
 ) -> tuple[list[Any] | None, list[float | None] | None]:
     """One label per row (None: unlabelled) and the sampling plan's probabilities where the labels file
-    records them."""
+    records them (:func:`~jurist.analysis.labels.read_result_labels`)."""
     if options.labels is None and options.label_column is None:
         return None, None
-    file_rows = read_input(options.labels).table if options.labels is not None else None
-    joined = join_labels(
-        results,
-        column=options.label_column,
-        file_rows=file_rows,
-        file_id_column=options.labels_id_column,
-        source=str(options.labels),
+    joined, chances = read_result_labels(
+        results, options.labels, options.label_column, options.labels_id_column
     )
-    chances = None if file_rows is None else join_probabilities(results, file_rows, options.labels_id_column)
     return apply_label_map(joined, options.label_map), chances
 
 

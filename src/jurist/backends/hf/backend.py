@@ -30,9 +30,10 @@ generated. Log-probabilities of generated tokens (``logprobs``) are not computed
 scoring (``score_labels``, ``judge_params.scoring: LOGPROBS``) is: one batched forward pass per depth of the
 labels' token trie. :meth:`TransformersBackend.from_model` wraps a model already in memory.
 
-``inference_config.engine_params`` for engine NATIVE (:class:`NativeEngineParams`): ``batch_size``
-(sequences per ``generate`` call, default 16), ``device`` and ``head_dtype`` (label scores projected in
-float32 by default, :class:`~jurist.backends.hf.labels.Float32Head`).
+``inference_config.engine_params`` for engine NATIVE (:mod:`jurist.backends.hf.params`): ``batch_size``
+(sequences per ``generate`` call, default 16), ``device``, ``head_dtype`` (label scores projected in
+float32 by default, :class:`~jurist.backends.hf.labels.Float32Head`) and ``probe`` (a probe head scores the
+labels from the hidden state at its layer: :mod:`jurist.backends.local.probe`).
 
 torch, transformers and outlines_core are imported only inside functions, so importing this module is
 free on machines without them.
@@ -46,19 +47,19 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import Field, ValidationError
+from typing import Any
 
 from jurist.backends.hf.labels import forward_step, head_for, label_scores
 from jurist.backends.hf.loading import load_pretrained, require_native
+from jurist.backends.hf.params import DEFAULT_BATCH_SIZE, engine_params
 from jurist.backends.hf.plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
+from jurist.backends.hf.states import last_states
 from jurist.backends.hf.vocab import token_bytes
 from jurist.backends.local.chat import ChatRenderer
+from jurist.backends.local.probe import head_for_engine, probe_scores, prompt_ids
 from jurist.backends.schema_regex import compile_schema
 from jurist.config.inference import InferenceConfig
-from jurist.config.types import StrictModel
-from jurist.errors import BackendError, ConfigError
+from jurist.errors import BackendError
 from jurist.models.resolve import resolve_model
 from jurist.models.weights import weights_fingerprint
 from jurist.records import (
@@ -73,39 +74,8 @@ from jurist.records import (
 
 logger = logging.getLogger("jurist")
 
-DEFAULT_BATCH_SIZE = 16
-
-
-class NativeEngineParams(StrictModel):
-    """``inference_config.engine_params`` for engine NATIVE."""
-
-    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="Sequences per generate call.")
-    device: str | None = Field(default=None, description="cuda when available, else cpu, unless given.")
-    head_dtype: Literal["auto", "float32", "model"] = Field(
-        default="auto",
-        description="The dtype label scores (LOGPROBS) project the last hidden state in: float32 (auto, the "
-        "default: from bfloat16 or float16 logits many label probabilities tie exactly) or the model's own "
-        "(model). Generation is not affected.",
-    )
-
-
 CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("regex", "choice", "json_schema")
 """What the transformers backend enforces (through outlines-core), in its order of preference."""
-
-
-def engine_params(values: Mapping[str, Any]) -> NativeEngineParams:
-    """Validate ``engine_params`` for engine NATIVE (a :class:`ConfigError` names the key)."""
-    try:
-        return NativeEngineParams.model_validate(dict(values))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            allowed = ", ".join(NativeEngineParams.model_fields)
-            message = f"{key}: unknown key for engine NATIVE; allowed keys: {allowed}"
-        else:
-            message = f"{key}: {err['msg']} (got {err.get('input')!r})"
-        raise ConfigError(message, field="inference_config.engine_params") from None
 
 
 @dataclass(frozen=True)
@@ -125,7 +95,7 @@ class TransformersBackend:
     ``from_pretrained``), ``torch_dtype_str`` (auto, float32, bfloat16, float16; default float32 on CPU and
     bfloat16 on CUDA) and ``model_max_length`` (the context; default the model config's
     ``max_position_embeddings``). ``batch_size`` and ``device`` override ``engine_params``
-    (:class:`NativeEngineParams`).
+    (:class:`~jurist.backends.hf.params.NativeEngineParams`).
 
     Raises :class:`~jurist.errors.BackendError` when torch or transformers is missing, the dtype is
     unknown, or the model, its tokenizer or its chat template cannot be loaded.
@@ -160,6 +130,7 @@ class TransformersBackend:
             f"could not load model {name!r} with transformers",
         )
         self._setup(model, tokenizer, name, params.model_max_length, params.chat_template_kwargs)
+        self._probe = head_for_engine(ep.probe, resolved.label, name) if ep.probe else None
 
     @classmethod
     def from_model(
@@ -181,6 +152,7 @@ class TransformersBackend:
         backend.batch_size = batch_size
         backend.head_dtype = head_dtype
         backend.device = str(next(model.parameters()).device)
+        backend._probe = None
         backend._setup(model, tokenizer, model_id, context_length, chat_template_kwargs)
         return backend
 
@@ -312,13 +284,49 @@ class TransformersBackend:
         batched forward pass per depth of the labels' token trie (:mod:`jurist.backends.hf.labels`)."""
         if self._model is None:
             raise BackendError("the transformers backend is closed")
+        if self._probe is not None:
+            layer = self._probe.layer
+            ids = self.prompt_ids(requests)
+            return probe_scores(
+                requests, self._probe, ids, self.context_length, lambda p: self.states(p, [layer])[0][:, 0]
+            )
         return label_scores(
             requests,
             chat_prompt=self._chat.prompt,
-            encode=lambda text: [int(i) for i in self._tokenizer.encode(text, add_special_tokens=False)],
+            encode=self._encode_text,
             context_length=self.context_length,
             step=forward_step(self._model, self._pad_id, self.device, self.batch_size, self._head()),
         )
+
+    def prompt_ids(self, requests: Sequence[LabelRequest]) -> list[list[int] | str]:
+        """The token ids of label requests' prompts (chat template, then answer prefix), or why not."""
+        return prompt_ids(requests, self._chat.prompt, self._encode_text)
+
+    def states(
+        self, prompts: Sequence[Sequence[int]], layers: Sequence[int], token_ids: Sequence[int] = ()
+    ) -> Any:
+        """Last-token states of prompts at ``layers`` and the next-token log-probabilities of ``token_ids``
+        (:func:`jurist.backends.hf.states.last_states`)."""
+        if self._model is None:
+            raise BackendError("the transformers backend is closed")
+        return last_states(
+            self._model,
+            prompts,
+            layers,
+            pad_id=self._pad_id,
+            batch_size=self.batch_size,
+            device=self.device,
+            token_ids=token_ids,
+        )
+
+    @property
+    def text_config(self) -> Any:
+        """The model's (text) config: ``num_hidden_layers``, ``hidden_size``, ..."""
+        config = self._model.config
+        return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+    def _encode_text(self, text: str) -> list[int]:
+        return [int(i) for i in self._tokenizer.encode(text, add_special_tokens=False)]
 
     def _head(self) -> Any:
         """The float32 projection label scores use (made on first use; None: the model's own logits)."""

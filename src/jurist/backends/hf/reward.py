@@ -17,12 +17,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from jurist.backends.hf.backend import engine_params
 from jurist.backends.hf.loading import load_pretrained, require_native
+from jurist.backends.hf.params import engine_params
 from jurist.backends.local.chat import ChatRenderer
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
 from jurist.models.default_model import DEFAULT_MODEL_LABEL
+from jurist.models.resolve import resolve_model
 from jurist.models.weights import weights_fingerprint
 from jurist.records import Completion, ConstraintKind, GenerationRequest, RewardRequest, RewardScores
 
@@ -38,8 +39,9 @@ def is_sequence_classifier(config: InferenceConfig) -> bool:
     try:
         from transformers import AutoConfig
 
+        path = resolve_model(name).path  # a catalogue name or a GGUF file is the folder it resolves to
         model_config = AutoConfig.from_pretrained(
-            name, revision=config.model.revision, trust_remote_code=config.model.trust_remote_code
+            path, revision=config.model.revision, trust_remote_code=config.model.trust_remote_code
         )
     except Exception:
         return False
@@ -65,16 +67,19 @@ class TransformersRewardBackend:
             raise BackendError(
                 "a reward judge needs inference_config.model.model_name (a sequence classifier)"
             )
-        self._path = self._model_id = params.model_name
+        resolved = resolve_model(params.model_name)
+        self._path, self._model_id = resolved.path, resolved.label
         self._revision = params.revision
         self.batch_size = batch_size or ep.batch_size
+        if self.batch_size < 1:
+            raise BackendError(f"batch_size must be at least 1, got {self.batch_size}")
         self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
         tokenizer, model = load_pretrained(
             params,
-            params.model_name,
+            resolved.path,
             AutoModelForSequenceClassification,
             self.device,
-            f"could not load {params.model_name!r} as a sequence classifier",
+            f"could not load {resolved.path!r} as a sequence classifier",
         )
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token

@@ -4,7 +4,7 @@ Requests go to ``{api_url}/chat/completions`` concurrently (``remote_params.num_
 the standard library's HTTP client. The constraint is sent the way each server understands it:
 
 * ``REMOTE_VLLM`` (``vllm serve``): the same compact regex the local engine enforces, in vLLM's own
-  request fields (:func:`jurist.backends.vllm.backend.server_fields`);
+  request fields (:func:`jurist.backends.vllm.params.server_fields`);
 * ``OPENAI``: ``response_format: {"type": "json_schema", ...}`` with the judge's JSON schema (OpenAI has
   no regex constraint; XML answers go unconstrained and are parsed as usual).
 
@@ -39,7 +39,8 @@ from jurist.backends.remote.http_retry import (
     ServerHealth,
     retry_after_seconds,
 )
-from jurist.backends.vllm.backend import CONSTRAINT_KINDS, server_fields
+from jurist.backends.vllm.backend import CONSTRAINT_KINDS
+from jurist.backends.vllm.params import server_fields
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import InferenceEngine
 from jurist.errors import BackendError
@@ -112,7 +113,7 @@ class _Pacer:
 def chat_body(request: GenerationRequest, model: str) -> dict[str, Any]:
     """The chat-completions fields of a request that every OpenAI-compatible server reads: the model, the
     messages (a request's ``prefix`` as a last, unfinished assistant message, which ``vllm serve``
-    continues: :func:`~jurist.backends.vllm.backend.server_fields`), the token bound and the sampling
+    continues: :func:`~jurist.backends.vllm.params.server_fields`), the token bound and the sampling
     settings."""
     messages = [m.as_dict() for m in request.messages]
     if request.prefix:

@@ -4,7 +4,7 @@ full across chunks (``stream``).
 This module and :mod:`jurist.backends.vllm.params` (the engine arguments ``engine_params`` may set,
 validated there) are the only ones that name vLLM's arguments (its structured-output API has been renamed
 before): here the sampling parameters, and the structured-output parameters for the local engine
-(:func:`structured_outputs`) and for ``vllm serve`` (:func:`server_fields`).
+(:func:`structured_outputs`); those for ``vllm serve`` are in :mod:`jurist.backends.vllm.params`.
 
 * Prompts go through the model's chat template and are tokenized here, so a prompt that leaves no room to
   answer is ``too_long`` and never sent; ``max_tokens`` is clamped to the room left; answers come back
@@ -16,6 +16,10 @@ before): here the sampling parameters, and the structured-output parameters for 
   (``engine_params.head_dtype`` auto, set by :func:`jurist.backends.for_label_scores`; ``float32`` or
   ``model`` force either): from bfloat16 logits, label log-probabilities move in steps of about 1/8 nat and
   LOGPROBS scores tie.
+* A probe head (``engine_params.probe``, set for ``judge_params.scoring: PROBE``): the engine loads as a
+  pooling model (LAST pooling, no normalisation) cut after the head's layer
+  (:func:`jurist.models.truncate.truncated_model`), and :meth:`VLLMBackend.score_labels` scores labels with
+  the head (:mod:`jurist.backends.local.probe`); it generates nothing.
 * The compute dtype, unless the config sets one, follows the machine
   (:func:`jurist.backends.local.dtype.choose_dtype`): the model's own on a GPU; on a CPU bfloat16 only
   where the CPU has bfloat16 instructions, float32 elsewhere (vLLM's bfloat16 falls back to slow kernels
@@ -39,26 +43,21 @@ from jurist.backends.base import RequestFeed
 from jurist.backends.local.chat import ChatRenderer
 from jurist.backends.local.dtype import model_dtype
 from jurist.backends.local.label_trie import split_labels, trie_scores
-from jurist.backends.local.placement import (
-    cpu_kv_cache_bytes,
-    cpu_kv_space_env,
-    environment,
-    gpu_name,
-    vllm_on_cpu,
-)
+from jurist.backends.local.placement import environment, gpu_name, vllm_on_cpu
+from jurist.backends.local.probe import head_for_engine, probe_scores, prompt_ids
 from jurist.backends.vllm.outputs import completion_from, prefix_cache_stats
 from jurist.backends.vllm.params import (
     CPU_BLOCK_SIZE,
-    CPU_MEMORY_SHARE,
     DEFAULT_STRUCTURED_BACKEND,
     GPU_MEMORY_SHARE,
-    VLLMEngineParams,
+    cpu_kv_cache_size,
     engine_params,
 )
 from jurist.backends.vllm.watchdog import Watchdog, child_processes
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
 from jurist.models.resolve import resolve_model
+from jurist.models.truncate import truncated_model
 from jurist.models.weights import weights_fingerprint
 from jurist.records import (
     Completion,
@@ -91,43 +90,6 @@ def structured_outputs(constraint: Constraint | None) -> Any:
     if constraint.choices is not None:
         return StructuredOutputsParams(choice=list(constraint.choices))
     return StructuredOutputsParams(json=dict(constraint.json_schema or {}))
-
-
-def server_fields(request: GenerationRequest) -> dict[str, Any]:
-    """The fields of an OpenAI-style request body that only ``vllm serve`` reads: the constraint and the
-    sampling parameters OpenAI's API lacks."""
-    body: dict[str, Any] = {}
-    constraint = request.constraint
-    if constraint is not None:
-        if constraint.regex is not None:
-            body["structured_outputs"] = {"regex": constraint.regex}
-        elif constraint.choices is not None:
-            body["structured_outputs"] = {"choice": list(constraint.choices)}
-        else:
-            body["structured_outputs"] = {"json": dict(constraint.json_schema or {})}
-    if request.top_k is not None:
-        body["top_k"] = request.top_k
-    if request.min_p:
-        body["min_p"] = request.min_p
-    if request.prefix:  # the last assistant message is the answer's start: continue it
-        body["continue_final_message"] = True
-        body["add_generation_prompt"] = False
-    return body
-
-
-def cpu_kv_cache_size(ep: VLLMEngineParams) -> int:
-    """The KV cache of an engine on CPU, in bytes: ``VLLM_CPU_KVCACHE_SPACE`` GiB where set (vLLM's CPU
-    platform puts it over the engine arguments), else ``kv_cache_memory_bytes``, else
-    ``gpu_memory_utilization`` of the memory node, else :data:`CPU_MEMORY_SHARE` of it
-    (:func:`~jurist.backends.local.placement.cpu_kv_cache_bytes`)."""
-    from_env = cpu_kv_space_env()
-    if from_env is not None:
-        return from_env
-    if ep.kv_cache_memory_bytes is not None:
-        return ep.kv_cache_memory_bytes
-    if ep.gpu_memory_utilization is not None:
-        return cpu_kv_cache_bytes(ep.gpu_memory_utilization)
-    return cpu_kv_cache_bytes(CPU_MEMORY_SHARE)
 
 
 class VLLMBackend:
@@ -163,6 +125,10 @@ class VLLMBackend:
         resolved = resolve_model(config.model.model_name)
         model = resolved.path
         self._model_id = resolved.label
+        self._probe = None
+        if ep.probe is not None:  # a probe head: the model cut after its layer, read by the pooling runner
+            self._probe = head_for_engine(ep.probe, resolved.label, model)
+            model, pooling = truncated_model(model, self._probe.layer), True
         self.structured_backend = ep.structured_outputs_backend or DEFAULT_STRUCTURED_BACKEND
         dtype = model_dtype(config.model.torch_dtype_str, config.model.model_kwargs, on_cpu=on_cpu)
         kwargs: dict[str, Any] = {
@@ -182,6 +148,7 @@ class VLLMBackend:
             "disable_log_stats": False,
             "seed": 0,
             "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm.embed`)
+            "pooler_config": {"pooling_type": "LAST", "use_activation": False} if self._probe else None,
         }
         if on_cpu:
             kwargs["kv_cache_memory_bytes"] = cpu_kv_cache_size(ep)
@@ -212,7 +179,7 @@ class VLLMBackend:
         vllm_config = self._llm.llm_engine.vllm_config
         self.max_model_len = int(vllm_config.model_config.max_model_len)
         self.stream_window = ep.stream_window or 2 * int(vllm_config.scheduler_config.max_num_seqs)
-        self._path = model
+        self._path = resolved.path
         self._revision = config.model.revision
         self._watchdog = _watchdog(model, ep.stall_timeout_s)
         self._settings = {
@@ -402,6 +369,9 @@ class VLLMBackend:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
+        if self._probe is not None:
+            ids = prompt_ids(requests, self._chat.prompt, self._encode)
+            return probe_scores(requests, self._probe, ids, self.max_model_len, self._last_states)
         results: list[LabelScores | None] = [None] * len(requests)
         prompts: dict[int, list[int]] = {}
         continuations: dict[int, dict[str, list[int]]] = {}
@@ -430,6 +400,19 @@ class VLLMBackend:
         for index, label_scores in trie_scores(prompts, continuations, step).items():
             results[index] = LabelScores(label_scores, "stop", prompt_tokens=len(prompts[index]))
         return [r for r in results if r is not None]
+
+    def _last_states(self, prompts: list[list[int]]) -> Any:
+        """The pooled last-token states (prompts x hidden size) of a probe engine."""
+        import numpy as np
+        from vllm import PoolingParams
+        from vllm.inputs import TokensPrompt
+
+        outputs = self._llm.embed(
+            [TokensPrompt(prompt_token_ids=ids) for ids in prompts],
+            pooling_params=PoolingParams(use_activation=False),
+            use_tqdm=False,
+        )
+        return np.asarray([list(o.outputs.embedding) for o in outputs], dtype=np.float32)
 
     # ------------------------------------------------------------------------------------ rewards
     def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:

@@ -9,11 +9,12 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from jurist.backends.local.placement import cpu_kv_space_env, vllm_on_cpu
+from jurist.backends.local.placement import cpu_kv_cache_bytes, cpu_kv_space_env, vllm_on_cpu
 from jurist.backends.vllm.watchdog import DEFAULT_STALL_S
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import ConfigError
+from jurist.records import GenerationRequest
 
 DEFAULT_STRUCTURED_BACKEND = "guidance"
 CPU_MEMORY_SHARE = 0.2
@@ -79,6 +80,11 @@ class VLLMEngineParams(StrictModel):
         ge=1,
         description="Requests kept in the engine while streaming (default: 2 x max_num_seqs).",
     )
+    probe: str | None = Field(
+        default=None,
+        description="A probe head file (set by judge_params.scoring PROBE from judge_params.probe): the "
+        "engine loads as a pooling model cut after the head's layer and scores labels with the head.",
+    )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Other vLLM engine arguments, passed as is."
     )
@@ -126,3 +132,40 @@ def engine_params(values: Mapping[str, Any]) -> VLLMEngineParams:
             else:
                 problems.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
         raise ConfigError("; ".join(problems), field="inference_config.engine_params") from None
+
+
+def server_fields(request: GenerationRequest) -> dict[str, Any]:
+    """The fields of an OpenAI-style request body that only ``vllm serve`` reads: the constraint and the
+    sampling parameters OpenAI's API lacks."""
+    body: dict[str, Any] = {}
+    constraint = request.constraint
+    if constraint is not None:
+        if constraint.regex is not None:
+            body["structured_outputs"] = {"regex": constraint.regex}
+        elif constraint.choices is not None:
+            body["structured_outputs"] = {"choice": list(constraint.choices)}
+        else:
+            body["structured_outputs"] = {"json": dict(constraint.json_schema or {})}
+    if request.top_k is not None:
+        body["top_k"] = request.top_k
+    if request.min_p:
+        body["min_p"] = request.min_p
+    if request.prefix:  # the last assistant message is the answer's start: continue it
+        body["continue_final_message"] = True
+        body["add_generation_prompt"] = False
+    return body
+
+
+def cpu_kv_cache_size(ep: VLLMEngineParams) -> int:
+    """The KV cache of an engine on CPU, in bytes: ``VLLM_CPU_KVCACHE_SPACE`` GiB where set (vLLM's CPU
+    platform puts it over the engine arguments), else ``kv_cache_memory_bytes``, else
+    ``gpu_memory_utilization`` of the memory node, else :data:`CPU_MEMORY_SHARE` of it
+    (:func:`~jurist.backends.local.placement.cpu_kv_cache_bytes`)."""
+    from_env = cpu_kv_space_env()
+    if from_env is not None:
+        return from_env
+    if ep.kv_cache_memory_bytes is not None:
+        return ep.kv_cache_memory_bytes
+    if ep.gpu_memory_utilization is not None:
+        return cpu_kv_cache_bytes(ep.gpu_memory_utilization)
+    return cpu_kv_cache_bytes(CPU_MEMORY_SHARE)

@@ -150,11 +150,6 @@ class RagJudge(JudgeKind):
         run = _Run(self, self.system.render(namespace), self.case_template.render(namespace), kinds)
         return run.begin(FLOWS[self.rag.metric](case, self.rag))
 
-    def finish(self, answers: Sequence[Answer]) -> JudgeOutput | Step:
-        raise TypeError(
-            "a RAG judge reads its answers through the steps start(row) returns; run it with an Engine"
-        )
-
     def _namespace(self, row: Mapping[str, Any], case: Case) -> dict[str, Any]:
         """The row's namespace with the metric's inputs as the case shows them (absent optional ones as
         "(none given)", contexts numbered)."""

@@ -1,0 +1,161 @@
+"""A probe head: a linear classifier on a judge model's own hidden state, fitted from labels.
+
+The feature of one prompt is the hidden state of its last token (after the answer prefix a LOGPROBS judge
+would read its label at) at the output of transformer layer ``layer``, passed through the model's final
+norm, as vLLM's pooling runner returns it (LAST pooling, no normalisation) for a model cut after that layer,
+and as engine NATIVE computes it from ``hidden_states[layer]``. The head standardises the feature (``mean``,
+``scale``) and gives each of its ``labels`` the softmax of ``coef @ x + intercept``: a label distribution, as
+LOGPROBS gives, so everything that reads label probabilities reads a head's alike.
+
+A head file (JSON) records what it may be used with: the model (its name and weights fingerprint), the layer,
+the judge's prompt and answer fingerprints, and how it was fitted (label source, rows, cross-validated
+metrics). :meth:`ProbeHead.check_model` and :meth:`ProbeHead.check_judge` refuse any other, naming both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from jurist.errors import ConfigError
+
+FORMAT = "jurist-probe-head/1"
+
+
+class ProbeModel(BaseModel):
+    """The model a head was fitted on: how results name it, its weights fingerprint
+    (:func:`~jurist.models.weights.weights_fingerprint`), its layer count and hidden size."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    weights: str | None
+    num_layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+
+
+class ProbeHead(BaseModel):
+    """A fitted head (see the module docstring). ``coef`` has one row per label, ``intercept`` one value per
+    label; ``metrics`` and ``fit`` describe the fit for people (cross-validated accuracy, baselines, ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: str = FORMAT
+    model: ProbeModel
+    layer: int = Field(ge=1, description="Transformer layers run: the feature is the output of the last.")
+    judge: str
+    prompt_fingerprint: str
+    answer_fingerprint: str
+    labels: tuple[str, ...] = Field(min_length=2)
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[tuple[float, ...], ...]
+    intercept: tuple[float, ...]
+    fit: dict[str, Any] = Field(default_factory=dict)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _shapes(self) -> ProbeHead:
+        size = self.model.hidden_size
+        if self.format != FORMAT:
+            raise ValueError(f"format {self.format!r} is not {FORMAT!r}")
+        if self.layer > self.model.num_layers:
+            raise ValueError(f"layer {self.layer} of a model with {self.model.num_layers} layers")
+        if len(self.mean) != size or len(self.scale) != size:
+            raise ValueError(f"mean and scale need {size} values (the hidden size)")
+        if len(self.coef) != len(self.labels) or any(len(row) != size for row in self.coef):
+            raise ValueError(f"coef needs one row of {size} values per label ({len(self.labels)})")
+        if len(self.intercept) != len(self.labels):
+            raise ValueError(f"intercept needs one value per label ({len(self.labels)})")
+        if any(s <= 0 for s in self.scale):
+            raise ValueError("scale values must be positive")
+        return self
+
+    # --------------------------------------------------------------------------------- scoring
+    def logits(self, features: Any) -> Any:
+        """Per-label logits of a (rows x hidden size) array of features."""
+        import numpy as np
+
+        x = (np.asarray(features, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return x @ np.asarray(self.coef).T + np.asarray(self.intercept)
+
+    def log_probabilities(self, features: Any) -> Any:
+        """Per-label log-probabilities (rows x labels) of a (rows x hidden size) array of features."""
+        import numpy as np
+
+        z = self.logits(features)
+        z = z - z.max(axis=1, keepdims=True)
+        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+    # --------------------------------------------------------------------------------- checks
+    def check_model(self, name: str, weights: str | None, num_layers: int | None = None) -> None:
+        """Refuse (:class:`~jurist.errors.ConfigError`) a model other than the one the head was fitted on,
+        naming both: another weights fingerprint, or another layer count."""
+        if weights != self.model.weights or (num_layers is not None and num_layers != self.model.num_layers):
+            raise ConfigError(
+                f"the probe head was fitted on {self.model.name} (weights {self.model.weights}, "
+                f"{self.model.num_layers} layers); this engine loads {name} (weights {weights}"
+                + (f", {num_layers} layers)" if num_layers is not None else ")")
+                + ": fit a head on this model (jurist probe fit)",
+                field="judge_params.probe",
+            )
+
+    def check_judge(self, name: str, prompt: str, answer: str, labels: Sequence[str]) -> None:
+        """Refuse a judge whose prompt, answer format or labels differ from those the head was fitted with,
+        naming both fingerprints."""
+        problems = []
+        if prompt != self.prompt_fingerprint:
+            problems.append(f"prompt {prompt} (the head's: {self.prompt_fingerprint})")
+        if answer != self.answer_fingerprint:
+            problems.append(f"answer format {answer} (the head's: {self.answer_fingerprint})")
+        if tuple(labels) != self.labels:
+            problems.append(f"labels {', '.join(labels)} (the head's: {', '.join(self.labels)})")
+        if problems:
+            raise ConfigError(
+                f"judge {name!r} does not match the probe head fitted with judge {self.judge!r}: "
+                + "; ".join(problems)
+                + ". A head reads the hidden state of one prompt: fit it again for this judge",
+                field="judge_params.probe",
+            )
+
+    # --------------------------------------------------------------------------------- files
+    def save(self, path: str | Path) -> Path:
+        """Write the head as JSON (atomically: a temporary file renamed into place)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.model_dump(mode="json"), indent=1)
+        fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(scratch, path)
+        except BaseException:
+            Path(scratch).unlink(missing_ok=True)
+            raise
+        return path
+
+
+def load_head(path: str | Path) -> ProbeHead:
+    """Read a head file; a :class:`~jurist.errors.ConfigError` names the file and what is wrong."""
+    path = Path(path)
+    where = f"judge_params.probe ({path})"
+    try:
+        data: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"no probe head file {path}", field="judge_params.probe") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path} is not a probe head file: {exc}", field="judge_params.probe") from None
+    try:
+        return ProbeHead.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(p) for p in error["loc"]) or "the file"
+        raise ConfigError(f"{key}: {error['msg']}", field=where) from None

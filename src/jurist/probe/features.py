@@ -1,0 +1,136 @@
+"""The features a probe head is fitted on, extracted once with transformers and kept in a cache file.
+
+For every labelled row's prompts: the last token's state at each asked layer
+(:func:`jurist.backends.hf.states.last_states`: the same state vLLM's pooling runner gives a model cut after
+that layer, so a head fitted here scores on either engine), and, from the same pass, the judge's own label
+distribution (LOGPROBS) where the labels' first tokens differ (as for every built-in judge): what the
+head is compared with. The cache (``.npz``) is keyed by the model's weights fingerprint, the judge's prompt
+and answer fingerprints, the layers and the prompts' token ids: a second fit on the same rows reads it
+instead of running the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jurist.errors import InputError
+from jurist.judges.judge import Judge
+from jurist.probe.examples import Examples
+from jurist.records import LabelRequest
+
+logger = logging.getLogger("jurist")
+
+
+@dataclass(frozen=True)
+class Features:
+    """``states``: rows x prompts x layers x hidden size; ``own``: rows x prompts x labels (the judge's own
+    label probabilities, renormalised over its labels), or None when the labels' first tokens coincide;
+    ``tokens``: each row's prompt tokens (all its prompts)."""
+
+    layers: tuple[int, ...]
+    states: np.ndarray
+    own: np.ndarray | None
+    tokens: np.ndarray
+    model: dict[str, Any]
+
+
+def default_layers(num_layers: int) -> tuple[int, ...]:
+    """The layers a fit chooses from when none are given: every eighth of the model's depth from a quarter
+    on (6, 9, 12, 15, 18, 21, 24 of 24), where small models' middle layers carry the most."""
+    return tuple(sorted({max(1, round(num_layers * k / 8)) for k in range(2, 9)}))
+
+
+def extract(
+    judge: Judge,
+    found: Examples,
+    backend: Any,
+    layers: Sequence[int],
+    cache: Path | None = None,
+) -> Features:
+    """Run the judge's prompts through ``backend`` (an engine NATIVE
+    :class:`~jurist.backends.hf.backend.TransformersBackend`)
+    once, or read the cache file when it holds these prompts on this model."""
+    flat = [request for row in found.requests for request in row]
+    ids = backend.prompt_ids(flat)
+    bad = [i for i, p in enumerate(ids) if isinstance(p, str) or len(p) >= backend.context_length]
+    if bad:
+        first = bad[0] // found.shape.prompts_per_row
+        raise InputError(
+            f"input row {found.positions[first]}: its prompt cannot be scored "
+            f"({ids[bad[0]] if isinstance(ids[bad[0]], str) else 'longer than the context'}); "
+            f"{len(bad)} prompts in all: drop those rows or give a longer model_max_length"
+        )
+    described = backend.describe()
+    model = _model(backend, described)
+    total = model["num_layers"]
+    wanted = tuple(sorted({int(x) for x in layers}))
+    if not wanted or wanted[0] < 1 or wanted[-1] > total:
+        raise InputError(f"layers must be between 1 and {total} (the model's layers), not {list(layers)}")
+    key = _key(described.get("weights"), judge, wanted, ids)
+    if cache is not None and cache.is_file():
+        with np.load(cache, allow_pickle=False) as saved:
+            if str(saved["key"]) == key:
+                own = saved["own"] if saved["own"].size else None
+                return Features(wanted, saved["states"], own, saved["tokens"], model)
+    first_tokens = first_label_tokens(backend, flat[0])
+    logger.info("probe features: %d prompts, layers %s", len(flat), list(wanted))
+    states, logprobs = backend.states(ids, wanted, first_tokens or ())
+    rows, per_row = len(found.requests), found.shape.prompts_per_row
+    states = states.reshape(rows, per_row, len(wanted), -1)
+    own = None
+    if logprobs is not None:
+        probs = np.exp(logprobs - logprobs.max(axis=1, keepdims=True))
+        own = (probs / probs.sum(axis=1, keepdims=True)).reshape(rows, per_row, -1)
+    tokens = np.asarray([sum(len(ids[r * per_row + k]) for k in range(per_row)) for r in range(rows)])
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with cache.open("wb") as handle:
+            np.savez(
+                handle, key=key, states=states, own=own if own is not None else np.zeros(0), tokens=tokens
+            )
+    return Features(wanted, states, own, tokens, model)
+
+
+def _model(backend: Any, described: dict[str, Any]) -> dict[str, Any]:
+    config = backend.text_config
+    return {
+        "name": backend.model_id,
+        "weights": described.get("weights"),
+        "num_layers": int(config.num_hidden_layers),
+        "hidden_size": int(config.hidden_size),
+    }
+
+
+def first_label_tokens(backend: Any, request: LabelRequest) -> list[int] | None:
+    """The first token of each label after the request's prompt, when they all differ (None otherwise: the
+    labels' distribution then needs more than the prompt's own forward pass, and the fit reports none)."""
+    prompt = backend.prompt_ids([request])[0]
+    extended = [replace(request, answer_prefix=request.answer_prefix + label) for label in request.labels]
+    firsts = []
+    for ids in backend.prompt_ids(extended):
+        if (
+            isinstance(ids, str)
+            or isinstance(prompt, str)
+            or ids[: len(prompt)] != prompt
+            or len(ids) <= len(prompt)
+        ):
+            return None
+        firsts.append(ids[len(prompt)])
+    return firsts if len(set(firsts)) == len(firsts) else None
+
+
+def _key(weights: str | None, judge: Judge, layers: tuple[int, ...], ids: Sequence[Any]) -> str:
+    digest = hashlib.sha256()
+    digest.update(json.dumps([weights, judge.prompt_hash, judge.schema_hash, list(layers)]).encode())
+    for prompt in ids:
+        digest.update(np.asarray(prompt, dtype=np.int64).tobytes())
+        digest.update(b"|")
+    return digest.hexdigest()

@@ -1,0 +1,130 @@
+"""``jurist probe fit`` from start to end: a judge, rows, their labels (people's, or a bigger judge's
+verdicts) -> features (:mod:`.features`) -> a chosen and measured head (:mod:`.fit`) -> a head file
+(:class:`~jurist.models.probe_head.ProbeHead`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jurist.analysis.labels import labels_for_rows
+from jurist.config.loading import load_judge_config
+from jurist.config.types import InferenceEngine
+from jurist.errors import InputError
+from jurist.io.readers import read_input
+from jurist.io.results import ResultTable
+from jurist.judges.judge import Judge
+from jurist.models.probe_head import ProbeHead, ProbeModel
+from jurist.probe.examples import examples
+from jurist.probe.features import default_layers, extract
+from jurist.probe.fit import FitSettings, fit
+
+ID_COLUMNS = ("row_id", "id")
+
+
+@dataclass(frozen=True)
+class ProbeFit:
+    """Everything a fit needs. ``config``: a judge config (path or built-in name) with ``overrides``; its
+    scoring becomes LOGPROBS for the fit (the head reads the prompt LOGPROBS reads). Labels: ``label_column``
+    of the input, or ``labels`` (a labels file, matched on ``id_column`` of the input or on row positions),
+    or ``verdicts`` (a results file: judge ``verdict_judge``'s verdict per row, by position)."""
+
+    config: str
+    input: Path
+    output: Path
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    label_column: str | None = None
+    labels: Path | None = None
+    labels_id_column: str | None = None
+    id_column: str | None = None
+    verdicts: Path | None = None
+    verdict_judge: str | None = None
+    layers: tuple[int, ...] | None = None
+    settings: FitSettings = field(default_factory=FitSettings)
+    batch_size: int | None = None
+
+
+def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
+    """Fit a head as ``job`` says, write it to ``job.output`` and return it with the fit's report."""
+    overrides = {**job.overrides, "judge_params.scoring": "LOGPROBS", "judge_params.probe": None}
+    judge = Judge(load_judge_config(job.config, overrides))
+    data = read_input(job.input)
+    rows = data.rows()
+    labels, source = _labels(job, data.table, len(rows))
+    found = examples(judge, rows, labels)
+    backend = _backend(judge, job.batch_size)
+    try:
+        total = int(backend.text_config.num_hidden_layers)
+        layers = job.layers or default_layers(total)
+        cache = job.output.with_name(job.output.name + ".features.npz")
+        feats = extract(judge, found, backend, layers, cache)
+    finally:
+        backend.close()
+    result = fit(found, feats.states, feats.own, feats.layers, job.settings)
+    report = {
+        **result.report,
+        "labels": source,
+        "judge": judge.name,
+        "model": feats.model,
+        "kind": found.shape.kind,
+        "prompt_tokens_per_row": float(feats.tokens.mean()),
+        "input": str(job.input),
+    }
+    head = ProbeHead(
+        model=ProbeModel(**feats.model),
+        layer=result.layer,
+        judge=judge.name,
+        prompt_fingerprint=judge.prompt_hash,
+        answer_fingerprint=judge.schema_hash,
+        labels=found.shape.labels,
+        mean=tuple(result.head.mean.tolist()),
+        scale=tuple(result.head.scale.tolist()),
+        coef=tuple(tuple(row) for row in result.head.coef.tolist()),
+        intercept=tuple(result.head.intercept.tolist()),
+        fit={"c": result.c, "layers_tried": list(feats.layers), "labels": source, "rows": len(found.truth)},
+        metrics={k: v for k, v in report.items() if k not in ("model", "by_layer")},
+    )
+    head.save(job.output)
+    return head, report
+
+
+def _labels(job: ProbeFit, table: Any, n: int) -> tuple[Sequence[Any], str]:
+    """One label per input row, and where they came from in words."""
+    if job.verdicts is not None:
+        results = ResultTable.open(job.verdicts)
+        names = results.names
+        name = job.verdict_judge or (names[0] if len(names) == 1 else None)
+        if name is None:
+            raise InputError(f"the results hold judges {', '.join(names)}: name one with --verdict-judge")
+        values = results.values(results.judge(name).verdict)
+        if len(values) != n:
+            raise InputError(
+                f"the results hold {len(values)} rows, the input {n}: verdicts are matched by position",
+                source=str(job.verdicts),
+            )
+        return [
+            None if v in (None, "inconclusive") else v for v in values
+        ], f"verdicts of {name} ({job.verdicts})"
+    id_column = job.id_column or next((c for c in ID_COLUMNS if c in table.column_names), None)
+    ids = [str(v) for v in table.column(id_column).to_pylist()] if id_column else [str(i) for i in range(n)]
+    labels = labels_for_rows(
+        ids, rows=table, path=job.labels, column=job.label_column, id_column=job.labels_id_column
+    )
+    where = str(job.labels) if job.labels is not None else f"column {job.label_column!r} of the input"
+    return labels, where
+
+
+def _backend(judge: Judge, batch_size: int | None) -> Any:
+    """The transformers backend of the judge's model (features come from transformers, any engine the judge
+    names: their states are the ones vLLM's pooling runner gives)."""
+    from jurist.backends.hf.backend import TransformersBackend
+
+    config = judge.config.inference_config
+    if config.engine not in (InferenceEngine.VLLM, InferenceEngine.NATIVE):
+        raise InputError(
+            f"a probe head reads a local model's hidden states, not engine {config.engine.value}"
+        )
+    native = config.model_copy(update={"engine": InferenceEngine.NATIVE, "engine_params": {}})
+    return TransformersBackend(native, batch_size=batch_size or 4)

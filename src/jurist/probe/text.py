@@ -1,0 +1,60 @@
+"""A fit's report in words: the head's cross-validated accuracy beside the judge's own verdict and the
+baselines on the same rows, each with its 95 % interval, then calibration, the layers and the learning
+curve."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jurist.analysis.text import percent_with_interval
+
+
+def _line(name: str, found: Mapping[str, Any] | None) -> str | None:
+    if not found or found.get("value") is None:
+        return None
+    text = percent_with_interval(found["value"], found.get("ci95"))
+    return f"  {name:<34} {text}  ({found['right']}/{found['n']})"
+
+
+def format_fit(report: Mapping[str, Any], output: str) -> str:
+    """What ``jurist probe fit`` prints."""
+    model = report.get("model") or {}
+    lines = [
+        f"probe head for judge {report.get('judge')!r} on {model.get('name')} "
+        f"(layer {report['layer']} of {model.get('num_layers')}, C {report['c']:g}), "
+        f"fitted on {report['rows']} rows labelled by {report.get('labels')}",
+        f"accuracy on rows the head did not see ({report['folds']}-fold nested cross-validation):",
+    ]
+    wanted = [
+        ("probe head", report.get("accuracy")),
+        ("the judge's own verdict (LOGPROBS)", report.get("own_verdict")),
+        ("length rule (fitted per fold)", (report.get("baselines") or {}).get("length_rule")),
+        ("majority label", (report.get("baselines") or {}).get("majority")),
+    ]
+    lines += [line for name, found in wanted if (line := _line(name, found)) is not None]
+    auc, own_auc = report.get("confidence_auc"), report.get("own_confidence_auc")
+    ece = report.get("ece")
+    calibration = f"calibration: ECE {ece:.3f}" if ece is not None else "calibration: -"
+    if auc is not None:
+        calibration += f"; confidence ranks right over wrong verdicts with AUC {auc:.2f}"
+        if own_auc is not None:
+            calibration += f" (the judge's own: {own_auc:.2f})"
+    lines.append(calibration)
+    by_layer = report.get("by_layer") or {}
+    if by_layer:
+        lines.append(
+            "cross-validated accuracy by layer: "
+            + ", ".join(f"{layer}: {100 * value:.1f} %" for layer, value in by_layer.items())
+        )
+    curve = report.get("learning_curve") or []
+    if curve:
+        lines.append(
+            "learning curve (labels: accuracy on the other rows): "
+            + ", ".join(f"{p['labels']}: {100 * p['accuracy']:.1f} %" for p in curve)
+        )
+    skipped = {k: v for k, v in (report.get("skipped") or {}).items() if v}
+    if skipped:
+        lines.append("rows left out: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
+    lines.append(f"wrote {output}")
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""The fit's statistics against independent computations and simulations of what they promise: nested
+cross-validation on features whose best accuracy is known, the ECE of known miscalibration, the fitted
+length rule counted by hand, and a pairwise head's antisymmetry by construction."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from jurist.errors import InputError
+from jurist.probe.examples import Examples, Shape
+from jurist.probe.fit import FitSettings, expected_calibration_error, fit, row_probabilities, train
+
+PAIR = Shape("pairwise", ("A", "B"), ("a", "b"))
+
+
+def pair_states(rng: np.random.Generator, n: int, d: int, signal: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rows x 2 prompts x 3 layers x d: layer 1 (the middle) carries the verdict along its first axis, the
+    others are noise. In order ab the first axis is +signal when a wins, in order ba the sign flips."""
+    truth = rng.integers(0, 2, n)
+    states = rng.normal(size=(n, 2, 3, d))
+    sign = np.where(truth == 0, 1.0, -1.0)
+    states[:, 0, 1, 0] += signal * sign
+    states[:, 1, 1, 0] -= signal * sign
+    return states, truth
+
+
+def examples_of(
+    shape: Shape, truth: np.ndarray, lengths: list[tuple[float, float] | None] | None = None
+) -> Examples:
+    n = len(truth)
+    return Examples(shape, list(range(n)), [[] for _ in range(n)], truth, lengths or [None] * n, {})
+
+
+def test_nested_cross_validation_finds_the_layer_and_reaches_the_known_accuracy() -> None:
+    """With the verdict in one coordinate at +-s and unit noise, the best rule (the sign of that coordinate,
+    averaged over both orders: noise sd 1/sqrt(2)) is right with probability Phi(s * sqrt(2)). The nested
+    estimate on 400 rows must land within a few standard errors of it, and no layer of noise is chosen."""
+    rng = np.random.default_rng(1)
+    signal = 0.5
+    states, truth = pair_states(rng, 400, 8, signal)
+    result = fit(examples_of(PAIR, truth), states, None, (4, 8, 12), FitSettings(folds=5, inner_folds=4))
+    bayes = norm.cdf(signal * math.sqrt(2))
+    measured = result.report["accuracy"]["value"]
+    assert abs(measured - bayes) < 3 * math.sqrt(bayes * (1 - bayes) / 400) + 0.02
+    assert result.layer == 8 and set(result.report["layers_chosen_in_folds"]) == {8}
+    low, high = result.report["accuracy"]["ci95"]
+    assert low < measured < high
+    assert result.report["by_layer"]["8"] > max(
+        result.report["by_layer"]["4"], result.report["by_layer"]["12"]
+    )
+
+
+def test_noise_features_give_chance_accuracy_not_a_flattered_one() -> None:
+    """Pure noise: whichever of 3 layers x 3 Cs the inner loop picks, the nested estimate stays near 50 %
+    (an estimate from the same folds that chose would be biased upwards)."""
+    rng = np.random.default_rng(2)
+    states, truth = pair_states(rng, 300, 16, 0.0)
+    result = fit(examples_of(PAIR, truth), states, None, (1, 2, 3), FitSettings(folds=5, inner_folds=3))
+    assert abs(result.report["accuracy"]["value"] - 0.5) < 3 * math.sqrt(0.25 / 300) + 0.01
+
+
+def test_a_pairwise_heads_p_a_is_one_minus_its_mirrors() -> None:
+    rng = np.random.default_rng(3)
+    states, truth = pair_states(rng, 60, 4, 1.0)
+    head = train(PAIR, states[:, :, 1], truth, 0.3)
+    probs = row_probabilities(PAIR, head, states[:, :, 1])
+    mirrored = row_probabilities(PAIR, head, states[:, ::-1, 1])  # the same prompts, orders swapped
+    np.testing.assert_allclose(probs[:, 0], 1 - mirrored[:, 0], atol=1e-12)
+    pointwise_pair = Shape("pointwise_pair", ("Yes", "No"), ("a", "b"), yes=0)
+    pp_probs = pointwise_pair.row_probabilities(head.label_probabilities(states[:, :, 1]))
+    pp_mirror = pointwise_pair.row_probabilities(head.label_probabilities(states[:, ::-1, 1]))
+    np.testing.assert_allclose(pp_probs[:, 0], 1 - pp_mirror[:, 0], atol=1e-12)
+
+
+def test_ece_of_known_miscalibration() -> None:
+    """Confidence 0.9 everywhere and 60 % right: ECE 0.3. Predictions drawn from their own confidence are
+    calibrated: ECE shrinks towards 0 as rows grow."""
+    correct = np.array([True] * 60 + [False] * 40)
+    assert expected_calibration_error(np.full(100, 0.9), correct) == pytest.approx(0.3)
+    rng = np.random.default_rng(4)
+    confidence = rng.uniform(0.5, 1.0, 200_000)
+    calibrated = rng.uniform(size=confidence.size) < confidence
+    assert expected_calibration_error(confidence, calibrated) < 0.01
+
+
+def test_the_length_rule_is_fitted_on_training_rows_and_counted_like_a_hand_count() -> None:
+    """Rows where the shorter answer always wins: the rule learns 'shorter' on every training fold, so it
+    is right on every row with unequal lengths and wrong on the equal ones."""
+    rng = np.random.default_rng(5)
+    states, truth = pair_states(rng, 100, 4, 1.0)
+    lengths: list[tuple[float, float] | None] = []
+    for index, cls in enumerate(truth):
+        if index % 10 == 0:
+            lengths.append((50.0, 50.0))  # equal: the rule cannot decide
+        else:
+            lengths.append((10.0, 90.0) if cls == 0 else (90.0, 10.0))  # the winner is the shorter
+    result = fit(
+        examples_of(PAIR, truth, lengths), states, None, (1, 2, 3), FitSettings(folds=5, inner_folds=3)
+    )
+    assert result.report["baselines"]["length_rule"]["right"] == 90
+    majority = int(max(np.sum(truth == 0), np.sum(truth == 1)))
+    assert abs(result.report["baselines"]["majority"]["right"] - majority) <= 10  # chosen per training fold
+
+
+def test_the_judges_own_verdict_is_scored_on_the_same_rows() -> None:
+    rng = np.random.default_rng(6)
+    states, truth = pair_states(rng, 80, 4, 1.0)
+    own = np.zeros((80, 2, 2))
+    own[:, :, 0] = 0.9  # always names the first-shown answer
+    own[:, :, 1] = 0.1
+    result = fit(examples_of(PAIR, truth), states, own, (1, 2, 3), FitSettings(folds=4, inner_folds=3))
+    # p_a = (0.9 + 0.1) / 2 = 0.5 on every row: argmax picks a, right exactly where a wins
+    assert result.report["own_verdict"]["right"] == int(np.sum(truth == 0))
+
+
+def test_a_pointwise_head_on_three_labels() -> None:
+    shape = Shape("pointwise", ("poor", "fair", "good"), ("poor", "fair", "good"))
+    rng = np.random.default_rng(7)
+    truth = rng.integers(0, 3, 300)
+    states = rng.normal(size=(300, 1, 2, 6))
+    states[np.arange(300), 0, 0, truth] += 2.0  # layer 1 (index 0) names the class
+    result = fit(examples_of(shape, truth), states, None, (3, 6), FitSettings(folds=5, inner_folds=3))
+    assert result.layer == 3 and result.report["accuracy"]["value"] > 0.75
+    assert result.head.coef.shape == (3, 6)
+
+
+def test_too_few_labelled_rows_are_refused_with_the_counts() -> None:
+    rng = np.random.default_rng(8)
+    states, truth = pair_states(rng, 12, 4, 1.0)
+    with pytest.raises(InputError, match="at least 20 labelled rows"):
+        fit(examples_of(PAIR, truth), states, None, (1, 2, 3), FitSettings())
