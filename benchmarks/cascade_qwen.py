@@ -1,7 +1,7 @@
 """A real cascade: Qwen2.5-Coder-0.5B in LOGPROBS, then Qwen2.5-Coder-1.5B, on LLMBar, calibrated on labels.
 
     python benchmarks/cascade_qwen.py [--sets Natural,Adversarial_Neighbor] [--targets 0.5,0.6] \\
-        [--delta 0.1] [--target auto]
+        [--delta 0.1] [--target auto] [--probe HEAD --rows ROWS.jsonl]
 
 The rows are split at random (seed 0) into a calibration half, whose labels the thresholds are chosen on,
 and a test half, on which the kept verdicts' agreement with LLMBar's labels is measured. Both judges are
@@ -18,6 +18,10 @@ and a test half, on which the kept verdicts' agreement with LLMBar's labels is m
    calibration half as ``--calibration-labels`` (``--no-baseline``): the cascade's seconds against the
    1.5B's own over the same rows in step 1 (the compute saved, measured; loading apart in both), and its
    verdicts' agreement on the test half.
+
+With ``--probe HEAD`` stage 1 is the 0.5B in scoring PROBE with that head (``jurist probe fit``;
+``benchmarks/probe_heads.py`` writes one), on ``--rows`` (rows the head was not fitted on, e.g. the held-out
+rows that benchmark writes): results in ``cascade_qwen.probe.json``.
 
 Results: ``benchmarks/results/cascade_qwen.json`` (``cascade_qwen.SETS.json`` for other sets), with each
 row's confidence and verdict per stage.
@@ -47,14 +51,21 @@ COUNTS = (30, 60, 90)  # calibration labels used, besides all of the calibration
 ENGINE = {"model_max_length": 8192}
 
 
+PROBES: dict[str, str] = {}  # stage name -> probe head file (set from --probe)
+
+
 def stage(name: str) -> Any:
-    """The stage ``name`` (small or large): pairwise/preference in LOGPROBS on its model."""
+    """The stage ``name`` (small or large): pairwise/preference in LOGPROBS on its model (in PROBE with
+    the stage's head, when given)."""
     from jurist import load_judge_config
 
+    head = PROBES.get(name)
+    scoring = {"judge_params.scoring": "PROBE", "judge_params.probe": head} if head else {}
     return load_judge_config(
         "pairwise/preference",
         {
             "judge_params.scoring": "LOGPROBS",
+            **scoring,
             "inference_config.model.model_name": None if MODELS[name] == "default" else MODELS[name],
             "inference_config.model.model_max_length": ENGINE["model_max_length"],
             "inference_config.engine_params.gpu_memory_utilization": 0.2,
@@ -181,16 +192,26 @@ def main() -> None:
     parser.add_argument("--large", default=MODELS[LARGE], help="Stage 2's model.")
     parser.add_argument("--limit", type=int, default=0, help="Rows per set (0: all).")
     parser.add_argument("--out", type=Path, default=None, help="Default: cascade_qwen[.SETS].json")
+    parser.add_argument("--probe", type=Path, default=None, help="Stage 1 in PROBE scoring with this head.")
+    parser.add_argument("--rows", type=Path, default=None, help="JSONL rows instead of --sets (with a set).")
     args = parser.parse_args()
     suffix = "" if args.sets == DEFAULT_SETS else "." + args.sets.replace(",", "+")
+    if args.probe is not None:
+        PROBES[SMALL] = str(args.probe.resolve())
+        suffix = ".probe"
     out = args.out or RESULTS / f"cascade_qwen{suffix}.json"
     targets = tuple(float(t) for t in args.targets.split(","))
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     MODELS.update({SMALL: args.small, LARGE: args.large})
 
-    rows = [
-        {**r, "id": f"{r['set']}-{n}"} for n, r in enumerate(llmbar_rows(args.sets.split(","), args.limit))
-    ]
+    if args.rows is not None:
+        given = [
+            json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
+        given = [r for r in given if not str(r.get("row", "")).endswith(":mirror")]
+    else:
+        given = llmbar_rows(args.sets.split(","), args.limit)
+    rows = [{**r, "id": f"{r['set']}-{n}"} for n, r in enumerate(given)]
     truth = ["a" if int(r["label"]) == 1 else "b" for r in rows]
     order = list(range(len(rows)))
     random.Random(0).shuffle(order)
@@ -224,8 +245,10 @@ def main() -> None:
     results = {
         **header("cascade_qwen"),
         "models": dict(MODELS),
+        "probe": PROBES.get(SMALL),
+        "rows_file": str(args.rows) if args.rows else None,
         "command": "python benchmarks/cascade_qwen.py " + " ".join(sys.argv[1:]),
-        "sets": args.sets.split(","),
+        "sets": sorted({r["set"] for r in rows}),
         "rows": len(rows),
         "calibration_rows": len(calibration),
         "test_rows": len(test),
