@@ -9,8 +9,7 @@ import pytest
 pytest.importorskip("vllm")
 
 from jurist.backends.local.placement import cpu_kv_cache_bytes
-from jurist.backends.vllm.params import cpu_kv_cache_size
-from jurist.backends.vllm.params import CPU_MEMORY_SHARE, VLLMEngineParams, memory_share
+from jurist.backends.vllm.params import CPU_MEMORY_SHARE, VLLMEngineParams, cpu_kv_cache_size, memory_share
 from jurist.config.inference import InferenceConfig
 from jurist.errors import ConfigError
 

@@ -5,6 +5,7 @@ together), each naming what it refuses."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,9 @@ def test_the_label_distribution_is_the_softmax_of_the_standardised_logits() -> N
 def test_a_head_file_round_trips_and_a_probe_judge_loads_it(tmp_path: Path) -> None:
     path = head_for(logprobs_judge()).save(tmp_path / "head.json")
     assert load_head(path) == head_for(logprobs_judge())
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # readable as any file the user writes
     judge = Judge(
         load_judge_config(PAIRWISE, {"judge_params.scoring": "PROBE", "judge_params.probe": str(path)})
     )

@@ -136,6 +136,9 @@ class ProbeHead(BaseModel):
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(scratch, 0o666 & ~umask)  # as a plain open() would make it, not mkstemp's 0600
             os.replace(scratch, path)
         except BaseException:
             Path(scratch).unlink(missing_ok=True)

@@ -148,7 +148,9 @@ class VLLMBackend:
             "disable_log_stats": False,
             "seed": 0,
             "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm.embed`)
-            "pooler_config": {"pooling_type": "LAST", "use_activation": False} if self._probe else None,
+            "pooler_config": {"pooling_type": "LAST", "use_activation": False}
+            if self._probe is not None
+            else None,
         }
         if on_cpu:
             kwargs["kv_cache_memory_bytes"] = cpu_kv_cache_size(ep)
