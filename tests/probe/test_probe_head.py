@@ -124,6 +124,14 @@ def test_shapes_that_do_not_fit_the_model_are_refused() -> None:
             {
                 "judge_params.scoring": "PROBE",
                 "judge_params.probe": "h.json",
+                "inference_config.engine": "OPENAI",
+            },
+            "needs engine VLLM or NATIVE, not OPENAI",
+        ),
+        (
+            {
+                "judge_params.scoring": "PROBE",
+                "judge_params.probe": "h.json",
                 "judge_params.reasoning": {"budget_tokens": 64},
             },
             "drop one of reasoning and scoring PROBE",
