@@ -15,13 +15,12 @@ from jurist.config.types import InferenceEngine
 from jurist.errors import InputError
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
+from jurist.io.tabular import ID_COLUMNS
 from jurist.judges.judge import Judge
 from jurist.models.probe_head import ProbeHead, ProbeModel
 from jurist.probe.examples import examples
 from jurist.probe.features import default_layers, extract
 from jurist.probe.fit import FitSettings, fit
-
-ID_COLUMNS = ("row_id", "id")
 
 
 @dataclass(frozen=True)
