@@ -51,7 +51,8 @@ def dataset(world: str, rows: int, rng: np.random.Generator) -> tuple[np.ndarray
 def one_draw(world: str, strategy: str, rows: int, budget: int, rng: np.random.Generator) -> dict[str, Any]:
     """One dataset, one plan, one estimate: whether its interval covers the truth, and its width."""
     from jurist.analysis.estimate import corrected_mean
-    from jurist.analysis.sampling import Strategy, design
+    from jurist.analysis.label_file import Strategy
+    from jurist.analysis.sampling import design
 
     p, labels = dataset(world, rows, rng)
     verdicts = ["yes" if v > 0.5 else "no" for v in p]

@@ -113,13 +113,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analysis",),
     ("config",),
     ("models",),
-    ("backends",),
     ("answer",),
     ("render",),
     ("judges",),
+    ("backends",),
     ("engine",),
-    ("cascade", "rag", "conversation", "bench", "api", "jury", "report", "batch", "labelling", "probe"),
+    ("cascade", "rag", "conversation", "api", "jury", "report", "batch", "labelling", "probe"),
     ("launch",),  # the front door: a run spec and its placement -> engine and batch source
+    ("bench",),  # measurements: runs through the front door, timed
     ("cli",),
     ("__main__",),  # python -m jurist: runs the command line
 )

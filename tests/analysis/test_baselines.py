@@ -130,8 +130,8 @@ def test_agree_on_a_pairwise_table_uses_the_answers_it_carries() -> None:
 
 def test_the_audit_and_its_text_carry_the_baselines() -> None:
     from jurist.analysis.audit import audit_judge, default_responses
+    from jurist.analysis.evidence_text import format_audit
     from jurist.analysis.human import as_results
-    from jurist.cli.evidence_text import format_audit
 
     truth = [True] * 13 + [False] * 7
     results = as_results(table([True] * 20))

@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from evidence_data import run_pointwise
 from jurist.analysis.estimate import corrected_mean, estimate_judge, ppi_mean, ppi_weighted_mean
+from jurist.analysis.label_file import Strategy
 from jurist.analysis.labels import join_labels, join_probabilities
-from jurist.analysis.sampling import SamplingPlan, Strategy, active_probabilities, design
+from jurist.analysis.sampling import SamplingPlan, active_probabilities, design
 from jurist.cli import app
 from jurist.errors import InputError
 from jurist.io.readers import read_input

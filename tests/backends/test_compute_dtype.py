@@ -17,7 +17,7 @@ from installed import have
 from jurist import InferenceConfig
 from jurist.backends.local import dtype as compute
 from jurist.backends.local.dtype import bf16_features, choose_dtype, cpu_flags, model_dtype
-from jurist.cli.common import format_info
+from jurist.engine.run_text import format_info
 
 EPYC_AVX2 = "fpu vme de pse tsc msr sse sse2 ssse3 fma cx16 sse4_1 sse4_2 avx f16c avx2 bmi1 bmi2 sha_ni"
 EPYC_GENOA = EPYC_AVX2 + " avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16 avx512_vnni"

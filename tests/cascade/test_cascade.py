@@ -161,9 +161,9 @@ def test_info_pairs_and_filter_read_the_cascade(llmbar: Path, tmp_path: Path) ->
 def test_bench_times_a_cascade(llmbar: Path, tmp_path: Path) -> None:
     """`jurist bench --cascade`: the cascade and its last stage alone as two bench entries, whose figures
     agree with the cascade's parquet and with the requests each scripted stage saw."""
+    from jurist.bench.cascade_bench import CascadeBench, bench_cascade
     from jurist.bench.cost import Prices, add_costs
     from jurist.bench.report import write
-    from jurist.cli.cascade_bench import CascadeBench, bench_cascade
 
     truth = truth_of(json.loads(llmbar.read_text()))
     log = tmp_path / "requests.jsonl"

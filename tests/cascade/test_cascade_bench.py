@@ -13,9 +13,9 @@ import yaml
 from cascade_stages import Stage, factory, stage_config, truth_of
 from typer.testing import CliRunner
 
+from jurist.bench.cascade_bench import CascadeBench, bench_cascade
 from jurist.bench.report import markdown, summary_lines
 from jurist.cli import app
-from jurist.cli.cascade_bench import CascadeBench, bench_cascade
 from jurist.config.cascade import CalibrationSettings, CascadeSettings
 from jurist.io.results import ResultTable
 

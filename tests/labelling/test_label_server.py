@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 from label_support import Server, read_lines
 
-from jurist.analysis.sampling import SamplingPlan, Strategy
+from jurist.analysis.label_file import Strategy
+from jurist.analysis.sampling import SamplingPlan
 from jurist.io.results import ResultTable
 
 

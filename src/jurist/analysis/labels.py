@@ -22,10 +22,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from jurist.analysis.label_file import ROW_ID, label_ids, read_label_file
 from jurist.errors import InputError
 from jurist.io.results import PAIRWISE, PANEL, JudgeColumns, ResultTable
 
-ROW_ID = "row_id"
 PROBABILITY = "probability"
 PAIRWISE_LABELS: dict[str, str] = {"1": "a", "2": "b", "a": "a", "b": "b", "tie": "tie", "0": "tie"}
 BOOL_LABELS: dict[str, bool] = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0": False}
@@ -79,21 +79,6 @@ def join_labels(
             f"{id_column!r} (labels' ids start {_sample(ids)}; results' start {_sample(row_ids)})"
         )
     return joined
-
-
-def label_ids(file_rows: pa.Table, file_id_column: str | None, source: str) -> tuple[list[str], str]:
-    """The row id of each line of a labels file, as :func:`join_labels` matches them (``file_id_column``,
-    else the file's ``row_id`` column, else the line positions 0, 1, ...), and how, in words."""
-    if file_id_column is None and ROW_ID in file_rows.column_names:
-        file_id_column = ROW_ID
-    if file_id_column is None:
-        ids = [str(i) for i in range(file_rows.num_rows)]
-        return ids, "its row positions (0, 1, ...; give --labels-id-column to match by an id column)"
-    if file_id_column not in file_rows.column_names:
-        raise InputError(
-            f"{source} has no id column {file_id_column!r} (columns: {', '.join(file_rows.column_names)})"
-        )
-    return [str(v) for v in file_rows.column(file_id_column).to_pylist()], f"its column {file_id_column!r}"
 
 
 def join_probabilities(
@@ -218,36 +203,6 @@ def apply_label_map(labels: Sequence[Any], text: str | None) -> list[Any]:
     return [None if v is None else mapping.get(str(v).strip(), v) for v in labels]
 
 
-def read_label_file(
-    path: str | Path,
-    column: str | None = None,
-    id_column: str | None = None,
-    id_columns: Sequence[str] = (ROW_ID,),
-) -> dict[str, Any]:
-    """Row id -> label from a labels file (any format :func:`~jurist.io.readers.read_input` reads: a
-    ``jurist label`` JSONL file, an LLMBar JSON file, a CSV, ...): the ``column`` (default ``label``) of each
-    line, matched by ``id_column``, else the first of ``id_columns`` the file has, else the line positions
-    0, 1, ... (:func:`label_ids`). The last line of a row counts (a correction is appended after the label it
-    corrects); lines without a label are left out. Fails, naming the file, when the column is missing or no
-    line holds a label."""
-    from jurist.io.readers import read_input
-
-    source = str(path)
-    table = read_input(Path(path)).table
-    name = column or "label"
-    if name not in table.column_names:
-        raise InputError(
-            f"has no label column {name!r} (columns: {', '.join(table.column_names)})", source=source
-        )
-    if id_column is None:
-        id_column = next((c for c in id_columns if c in table.column_names), None)
-    ids, _ = label_ids(table, id_column, source)
-    labels = {i: v for i, v in zip(ids, table.column(name).to_pylist(), strict=True) if v is not None}
-    if not labels:
-        raise InputError(f"holds no label in column {name!r}", source=source)
-    return labels
-
-
 def labels_for_rows(
     row_ids: Sequence[str],
     *,
@@ -257,8 +212,9 @@ def labels_for_rows(
     id_column: str | None = None,
 ) -> list[Any]:
     """One label per input row (None where it has none), as the commands that read a dataset take them: the
-    rows' own ``column`` without a labels file, else the labels file (:func:`read_label_file`) matched on
-    ``row_ids`` (each row's id, or its position as text when the input has no id column)."""
+    rows' own ``column`` without a labels file, else the labels file
+    (:func:`~jurist.analysis.label_file.read_label_file`) matched on ``row_ids`` (each row's id, or its
+    position as text when the input has no id column)."""
     if path is None:
         if column is None:
             raise InputError("give --label-column (a column of the input) or --labels FILE")
@@ -296,3 +252,35 @@ def read_result_labels(
     joined = join_labels(results, column=column, file_rows=file_rows, file_id_column=id_column, source=source)
     chances = None if file_rows is None else join_probabilities(results, file_rows, id_column)
     return joined, chances
+
+
+def result_labels(
+    results: ResultTable,
+    path: str | Path | None,
+    column: str | None,
+    id_column: str | None = None,
+    *,
+    required: bool = True,
+) -> list[Any] | None:
+    """One raw label per result row, as :func:`read_result_labels` joins them; None when neither a file
+    nor a column is given and labels are not ``required``."""
+    if path is None and column is None and not required:
+        return None
+    return read_result_labels(results, path, column, id_column)[0]
+
+
+def check_label_rows(results: ResultTable, labels: str | Path, id_column: str | None) -> None:
+    """Refuse a labels file with labels for rows the results do not hold: ids (``id_column``, the file's
+    ``row_id`` column, or the row positions 0, 1, ..., as :func:`~jurist.analysis.labels.join_labels`
+    matches them) that are not among the results' row ids."""
+    from jurist.io.readers import read_input
+
+    ids, how = label_ids(read_input(Path(labels)).table, id_column, str(labels))
+    held = {str(v) for v in results.values("row_id")}
+    unknown = [v for v in ids if v not in held]
+    if unknown:
+        shown = ", ".join(repr(v) for v in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise InputError(
+            f"{labels}: {len(unknown)} of its {len(ids)} labels (matched by {how}) are for rows the results "
+            f"do not hold (ids {shown}; the results have {results.num_rows} rows)"
+        )

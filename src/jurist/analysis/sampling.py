@@ -36,41 +36,30 @@ A labeller may stop early: the draws are offered in order, and every prefix is a
 above (a random subset of the rows, each in it with a probability proportional to its ``pi``), which is
 all the estimator needs, since it normalises the weights by their sum (a Hajek estimate) rather than by
 the number of rows walked. A skipped row is missing: the estimate stays valid only if skipping has
-nothing to do with the row's label; :func:`latest_labels` takes the latest line of a row, so a review's
-correction is appended, never edited in place.
+nothing to do with the row's label; :func:`~jurist.analysis.label_file.latest_labels` takes the latest
+line of a row, so a review's correction is appended, never edited in place.
 
-The labels file is JSONL, one :class:`LabelLine` per label: ``row_id``, ``label``, ``labeller``, ``time``,
-``probability`` and the plan's ``position``, ``strategy``, ``seed`` and ``budget``
-(:meth:`SamplingPlan.label_line` fills them); ``jurist agree/estimate/audit/report --labels FILE`` join it
-on ``row_id`` (:func:`jurist.analysis.labels.join_labels`).
+The labels file (:mod:`jurist.analysis.label_file`) holds one
+:class:`~jurist.analysis.label_file.LabelLine` per label; :meth:`SamplingPlan.label_line` fills the plan's
+fields of it, and ``jurist agree/estimate/audit/report --labels FILE`` join it on ``row_id``
+(:func:`jurist.analysis.labels.join_labels`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import Enum
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jurist.analysis.audit import confidences
+from jurist.analysis.label_file import LabelLine, Strategy
 from jurist.errors import InputError
 from jurist.io.results import ResultTable
 
 DEFAULT_FLOOR = 0.2
 NO_STRATUM = "(none)"
-
-
-class Strategy(str, Enum):
-    """How a plan chooses the rows to label."""
-
-    UNIFORM = "uniform"
-    STRATIFIED = "stratified"
-    ACTIVE = "active"
 
 
 @dataclass(frozen=True)
@@ -81,28 +70,6 @@ class Draw:
     row_id: str
     probability: float
     position: int
-
-
-class LabelLine(BaseModel):
-    """One line of a labels file: a label of one row, by whom and when, and the design that chose the row
-    (``probability`` is its inclusion probability; None for a label no plan chose). Fields beyond these
-    are kept."""
-
-    model_config = ConfigDict(extra="allow")
-
-    row_id: str
-    label: Any
-    labeller: str = ""
-    time: str = ""
-    probability: float | None = Field(default=None, gt=0, le=1)
-    position: int | None = Field(default=None, ge=0)
-    strategy: Strategy | None = None
-    seed: int | None = None
-    budget: int | None = Field(default=None, ge=1)
-
-    def to_json(self) -> str:
-        """The line as the labels file holds it (no newline)."""
-        return self.model_dump_json()
 
 
 @dataclass(frozen=True)
@@ -269,30 +236,3 @@ def _stratified(groups: list[str], rate: float, rng: np.random.Generator) -> np.
         keys[members] = (np.arange(len(members)) + rng.random()) / len(members)
     drawn = index[keys < rate]
     return np.asarray(drawn[np.argsort(keys[drawn], kind="stable")])
-
-
-def read_label_lines(path: str | Path) -> list[LabelLine]:
-    """The lines of a labels file (JSONL) in file order; an :class:`InputError` naming the file, the line
-    and the field of a line that is not a label. Blank lines are skipped."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("no such labels file", source=str(path))
-    out = []
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                out.append(LabelLine.model_validate(json.loads(text)))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"line {number} is not JSON ({exc.msg})", source=str(path)) from None
-            except ValidationError as exc:
-                error = exc.errors()[0]
-                field = ".".join(str(p) for p in error["loc"]) or "the line"
-                raise InputError(f"line {number}: {field}: {error['msg']}", source=str(path)) from None
-    return out
-
-
-def latest_labels(lines: list[LabelLine]) -> dict[str, LabelLine]:
-    """The label that counts for each row: its latest line (a correction is appended after the first)."""
-    return {line.row_id: line for line in lines}

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from jurist.analysis.human import normalize_labels
-from jurist.analysis.labels import read_label_file
+from jurist.analysis.label_file import read_label_file
 from jurist.analysis.selective import ThresholdChoice, calibrate_cascade, check_enough_labels
 from jurist.cascade.confidence import confidence_of, verdict_of
 from jurist.cascade.engine import CascadeEngine

@@ -13,11 +13,11 @@ import typer
 
 from jurist.analysis.calibration import fit
 from jurist.analysis.human import agreement_report, format_report
-from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map
+from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map, result_labels
 from jurist.analysis.outcomes import reasoning_counts
-from jurist.cli.common import fail, format_info
-from jurist.cli.labelling import LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, read_labels
-from jurist.cli.options import JsonOpt, ResultsArg
+from jurist.cli.common import fail
+from jurist.cli.options import JsonOpt, LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, ResultsArg
+from jurist.engine.run_text import format_info
 from jurist.engine.summary import num
 from jurist.errors import JuristError
 from jurist.io.parts import read_metadata, running_metadata
@@ -38,7 +38,7 @@ def agree(
     """Agreement of each judge (and the panel) with human labels: accuracy, kappa, order consistency."""
     try:
         table = ResultTable.open(results)
-        truth = read_labels(table, labels, label_column, labels_id_column)
+        truth = result_labels(table, labels, label_column, labels_id_column)
         assert truth is not None
         report = agreement_report(table, truth, judges=judge, label_map=parse_label_map(label_map))
     except JuristError as exc:
@@ -77,7 +77,7 @@ def calibrate(
         owner = table.owner(column)
         judge = owner.name if owner is not None else column.split(".", 1)[0]
         pairwise = owner is not None and is_pairwise(table, owner)
-        raw_labels = read_labels(table, labels, label_column, labels_id_column)
+        raw_labels = result_labels(table, labels, label_column, labels_id_column)
         assert raw_labels is not None
         truth = normalize_labels(raw_labels, pairwise, parse_label_map(label_map))
         wanted: Any = positive if positive is not None else ("a" if pairwise else True)

@@ -4,45 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-import yaml
 
-from jurist.backends.base import Backend
-from jurist.batch.requests import Served
-from jurist.batch.runner import DEFAULT_CHUNK_SIZE, BatchRun, Embedder
+from jurist.batch.runner import DEFAULT_CHUNK_SIZE
+from jurist.batch.setup import local_batch_run
 from jurist.cli.common import EXIT_FAILED, fail
 from jurist.cli.harness import run_guarded
 from jurist.cli.options import EngineOpt, OverwriteOpt, QuietOpt, SummaryJsonOpt, VerboseOpt
-from jurist.config.inference import InferenceConfig
 from jurist.errors import ConfigError, JuristError
 from jurist.io.lock import OutputLock
-from jurist.models.resolve import prepare_models
-
-
-def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
-    out = {}
-    for value in values or []:
-        key, sep, target = value.partition("=")
-        if not sep or not key or not target:
-            raise ConfigError(f"{option} takes NAME=VALUE, got {value!r}")
-        out[key] = target
-    return out
-
-
-def inference_config(model: str | None, engine: str | None, params: dict[str, str]) -> InferenceConfig:
-    """The inference config of a batch run's chat or embedding model (``--engine-param`` values are read as
-    YAML scalars)."""
-    data: dict[str, Any] = {"model": {"model_name": model}}
-    if engine is not None:
-        data["engine"] = engine
-    if params:
-        data["engine_params"] = {k: yaml.safe_load(v) for k, v in params.items()}
-    try:
-        return InferenceConfig.model_validate(data)
-    except ValueError as exc:
-        raise ConfigError(f"--model/--engine/--engine-param: {exc}") from None
 
 
 def batch(
@@ -83,51 +55,15 @@ def batch(
     sent again). Exit codes: 0 done; 1 an unexpected error; 2 a bad input, output path or option; 3 no line
     was answered; 130 interrupted (rerun to resume).
     """
-    from jurist.backends import constraint_kinds, create_backend
-
     try:
-        mapping = _pairs(model_map, "--model-map")
-        params = _pairs(engine_param, "--engine-param")
-        targets = set(mapping.values()) | ({model} if model else set())
-        if len(targets) > 1:
-            raise ConfigError(
-                f"one chat model per run; --model and --model-map name {', '.join(sorted(targets))}"
-            )
-        chat_config = inference_config(next(iter(targets), None), engine, params)
-        embed_config = inference_config(embedding_model, None, params) if embedding_model else None
-        served = Served(
+        runner = local_batch_run(
             model=model,
-            model_map=mapping,
-            embeddings=embed_config is not None,
-            constraint_kinds=constraint_kinds(chat_config),
-            default_max_tokens=max_tokens,
-        )
-
-        def chat() -> Backend:
-            return create_backend(chat_config)
-
-        def embedder() -> Embedder:
-            from jurist.backends.vllm.embed import VLLMEmbedder
-
-            assert embed_config is not None
-            return VLLMEmbedder(embed_config)
-
-        options = {
-            "model": chat_config.model.model_name,
-            "engine": chat_config.engine.value,
-            "engine_params": chat_config.engine_params,
-            "model_map": mapping,
-            "embedding_model": embedding_model,
-            "max_tokens": max_tokens,
-            "chunk_size": chunk_size,
-        }
-        prepare_models([chat_config.model.model_name])  # a GGUF file converted now, on the terminal
-        runner = BatchRun(
-            chat,
-            served,
-            embedder=embedder if embed_config is not None else None,
+            model_map=_pairs(model_map, "--model-map"),
+            engine=engine,
+            engine_params=_pairs(engine_param, "--engine-param"),
+            embedding_model=embedding_model,
+            max_tokens=max_tokens,
             chunk_size=chunk_size,
-            options=options,
         )
     except JuristError as exc:
         fail(exc)
@@ -155,3 +91,13 @@ def batch(
     if problem:
         typer.echo(problem, err=True)
     raise typer.Exit(code)
+
+
+def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
+    out = {}
+    for value in values or []:
+        key, sep, target = value.partition("=")
+        if not sep or not key or not target:
+            raise ConfigError(f"{option} takes NAME=VALUE, got {value!r}")
+        out[key] = target
+    return out

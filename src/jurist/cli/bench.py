@@ -9,7 +9,8 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from jurist.analysis.labels import read_label_file
+from jurist.analysis.labels import labels_for_rows
+from jurist.bench.cascade_bench import CascadeBench, bench_cascade
 from jurist.bench.cost import Prices, add_costs, parse_token_prices
 from jurist.bench.report import summary_lines, write
 from jurist.bench.runner import BenchSpec, run_bench
@@ -23,7 +24,6 @@ from jurist.cli.cascade import (
     ThresholdOpt,
     cascade_from_cli,
 )
-from jurist.cli.cascade_bench import CascadeBench, bench_cascade
 from jurist.cli.common import fail, overrides
 from jurist.cli.console import run_console
 from jurist.cli.options import EngineOpt, QuietOpt, VerboseOpt
@@ -145,7 +145,16 @@ def bench(
         else:
             table, _ = open_source(input).read_all()
             records = table.slice(0, rows).to_pylist()
-            truth = _labels(records, labels, label_column)
+            truth = (
+                None
+                if labels is None and label_column is None
+                else labels_for_rows(
+                    [str(i) for i in range(len(records))],
+                    rows=table.slice(0, rows),
+                    path=labels,
+                    column=label_column,
+                )
+            )
             if by is not None and by not in table.column_names:
                 names = ", ".join(table.column_names)
                 raise ConfigError(f"--by {by!r}: the input has no such column ({names})")
@@ -176,19 +185,6 @@ def bench(
     for line in summary_lines(results):
         typer.echo(line)
     typer.echo("wrote " + ", ".join(str(path) for path in files.values()))
-
-
-def _labels(records: list[dict[str, Any]], labels: Path | None, column: str | None) -> list[Any] | None:
-    """One label per measured row: from the labels file by position
-    (:func:`~jurist.analysis.labels.read_label_file`), or from the input's own column."""
-    if labels is None:
-        if column is None:
-            return None
-        if records and column not in records[0]:
-            raise ConfigError(f"--label-column {column!r}: the input has no such column")
-        return [r.get(column) for r in records]
-    by_position = read_label_file(labels, column, id_columns=())
-    return [by_position.get(str(i)) for i in range(len(records))]
 
 
 def _cascade(job: CascadeBench, progress: IO[str] | None) -> dict[str, Any]:

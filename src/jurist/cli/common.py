@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
-from jurist.analysis.position import format_prior
 from jurist.config.loading import parse_cli_overrides
 from jurist.engine.summary import RunSummary, format_summary
 
@@ -106,78 +104,3 @@ def reasoning_verdict(summary: RunSummary, max_cut_rate: float) -> tuple[str | N
             )
             return why, EXIT_FAILED
     return None, EXIT_OK
-
-
-def cascade_info(cascade: Mapping[str, Any]) -> list[str]:
-    """A cascade's stages, thresholds and report (``jurist info``)."""
-    from jurist.engine.cascade_report import format_cascade
-
-    lines = [
-        f"  judge {cascade.get('name')}: a cascade" + (" (abstaining)" if cascade.get("abstain") else "")
-    ]
-    for stage in cascade.get("stages", []):
-        threshold = (
-            "decides every row it sees" if stage.get("decides_all_it_sees") else stage.get("threshold")
-        )
-        lines.append(
-            f"    stage {stage['stage']} {stage['judge']}: {stage['confidence']}, threshold {threshold}"
-        )
-    calibration = cascade.get("calibration") or {}
-    if "target_agreement" in calibration:
-        lines.append(
-            f"    calibrated on {calibration['labelled_rows']} labelled rows of {calibration['labels']}: "
-            f"target agreement {calibration['target_agreement']}, delta {calibration['delta']}"
-        )
-    if cascade.get("report"):
-        lines.append(format_cascade(cascade["report"]))
-    return lines
-
-
-def bf16_text(machine: Mapping[str, Any]) -> str:
-    """The CPU's bfloat16 instructions as ``jurist info`` shows them ('' where the metadata predates them)."""
-    if "bf16_features" not in machine:
-        return ""
-    found = machine["bf16_features"]
-    return f", bfloat16 instructions: {', '.join(found)}" if found else ", no bfloat16 instructions"
-
-
-def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> str:
-    """A results file's metadata (``jurist info``) as text."""
-    if finished:
-        state = "finished"
-    else:
-        committed, parts = metadata.get("committed_rows", 0), metadata.get("parts", 0)
-        state = f"in progress or interrupted: {committed} rows committed in {parts} parts"
-    env = metadata.get("environment", {})
-    versions = "; ".join(f"{k} {v}" for k, v in env.get("versions", {}).items())
-    machine = env.get("machine", {})
-    cpu, cores, python = machine.get("cpu", "?"), machine.get("cores", "?"), env.get("python", "?")
-    options = {k: v for k, v in (metadata.get("options") or {}).items() if v not in (None, [], False)}
-    lines = [
-        f"{results}: {state}",
-        f"  versions: {versions or metadata.get('jurist_version')}",
-        f"  machine: {cpu}, {cores} cores{bf16_text(machine)}; python {python}",
-        f"  input: {metadata.get('input')} ({metadata.get('rows')} rows)",
-        f"  options: {', '.join(f'{k}={v}' for k, v in options.items()) or 'none'}",
-        f"  started {metadata.get('started', '?')}, finished {metadata.get('finished', '-')}",
-        f"  fingerprint: {metadata.get('fingerprint', '-')}",
-    ]
-    models = metadata.get("models") or {}
-    for judge in metadata.get("judges", []):
-        name = judge.get("name")
-        if judge.get("cascade"):
-            lines += cascade_info(metadata.get("cascade") or {})
-            continue
-        hashes = f"prompt {judge.get('prompt_hash')}, schema {judge.get('schema_hash')}"
-        how = f"scoring {judge.get('scoring')}, seed {judge.get('seed')}"
-        lines.append(f"  judge {name} ({judge.get('source')}): {how}, {hashes}")
-        model = dict(models.get(name) or {})
-        reason = model.pop("dtype_reason", None)
-        if model:
-            lines.append("    model: " + ", ".join(f"{k} {v}" for k, v in model.items() if v is not None))
-        if reason:
-            lines.append(f"    computed in {model.get('dtype', '?')}: {reason}")
-        prior = (metadata.get("position_prior") or {}).get(name)
-        if prior:
-            lines.append(f"    {format_prior(prior)}")
-    return "\n".join(lines)

@@ -15,18 +15,10 @@ from typing import Annotated
 
 import typer
 
-from jurist.analysis.labels import apply_label_map
+from jurist.analysis.evidence_text import format_audit, format_estimate
+from jurist.analysis.labels import apply_label_map, read_result_labels, result_labels
 from jurist.cli.common import fail
-from jurist.cli.evidence_text import format_audit, format_estimate
-from jurist.cli.labelling import (
-    LabelColumnOpt,
-    LabelMapOpt,
-    LabelsIdOpt,
-    LabelsOpt,
-    read_labels,
-    read_sampled_labels,
-)
-from jurist.cli.options import JsonOpt, ResultsArg
+from jurist.cli.options import JsonOpt, LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, ResultsArg
 from jurist.errors import JuristError
 from jurist.io.results import ResultTable
 
@@ -72,7 +64,7 @@ def estimate(
     try:
         table = ResultTable.open(results)
         names = _judges(table, judge, column)
-        truth, chances = read_sampled_labels(table, labels, label_column, labels_id_column)
+        truth, chances = read_result_labels(table, labels, label_column, labels_id_column)
         mapped = apply_label_map(truth, label_map)
         report = {
             name: estimate_judge(
@@ -127,7 +119,7 @@ def audit(
     try:
         table = ResultTable.open(results)
         names = _judges(table, judge, None)
-        truth = read_labels(table, labels, label_column, labels_id_column, required=False)
+        truth = result_labels(table, labels, label_column, labels_id_column, required=False)
         mapped = None if truth is None else apply_label_map(truth, label_map)
         report = {}
         for name in names:

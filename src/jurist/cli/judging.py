@@ -6,7 +6,7 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -75,21 +75,22 @@ from jurist.cli.options import (
 )
 from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
-from jurist.config.templates import MissingValue
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine
 from jurist.engine.interrupt import parse_duration
+from jurist.engine.plan import plan_chunk
 from jurist.engine.preflight import check_constraints, worker_death
+from jurist.engine.run_text import results_table
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.summary import RunSummary
 from jurist.errors import JuristError
 from jurist.io.lock import OutputLock
 from jurist.io.readers import read_input
-from jurist.io.results import ResultTable
-from jurist.judges.judge import Judge, missing_message
+from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
 from jurist.launch import Launch, Placement, emit, launch
 from jurist.models.resolve import prepare_models
+from jurist.records import ALL_CONSTRAINT_KINDS
 
 logger = logging.getLogger("jurist")
 
@@ -314,31 +315,27 @@ def render(
         typer.echo(f"=== judge {judge.name} ({judge.config.source}): {judge.kind.label}")
         for line in judge.kind.describe():
             typer.echo(line)
-        if not judge.needs_model:
-            _render_rule(judge, rows, data.row_errors)
-            continue
-        for index, row in enumerate(rows):
+        ids = [str(i) for i in range(len(rows))]
+        plan = plan_chunk([judge], rows, ids, data.row_errors, ALL_CONSTRAINT_KINDS)
+        steps = {task.index: task.step for task in plan.tasks}
+        for index, output in enumerate(plan.outputs[judge.name]):
             typer.echo(f"--- row {index}")
-            if index in data.row_errors:
-                typer.echo(f"[bad_input] {data.row_errors[index]}")
-                continue
-            target_error = judge.target_error(row)
-            if target_error is not None:
-                typer.echo(f"[target_error] {target_error} (not judged)")
-                continue
-            try:
-                requests = judge.start(row).requests
-            except MissingValue as exc:
-                typer.echo(f"[missing_input] {missing_message(exc)}")
-                continue
-            for number, request in enumerate(requests):
-                if len(requests) > 1:
-                    pairwise = judge.kind.label == "pairwise"
-                    typer.echo(
-                        f"--- order {('ab', 'ba')[number]}" if pairwise else f"--- request {number + 1}"
-                    )
-                for message in request.messages:
-                    typer.echo(f"[{message.role}]\n{message.content}\n")
+            if output is not None:  # not judged: bad input, an errored target, a missing value
+                typer.echo(f"[{output.status}] {output.error}")
+            elif not judge.needs_model:  # a rule judge sends no prompt: its verdict
+                result = steps[index].finish(())
+                typer.echo(result.raw if isinstance(result, JudgeOutput) else "")
+            else:
+                _echo_requests(judge, steps[index].requests)
+
+
+def _echo_requests(judge: Judge, requests: Sequence[Any]) -> None:
+    for number, request in enumerate(requests):
+        if len(requests) > 1:
+            pairwise = judge.kind.label == "pairwise"
+            typer.echo(f"--- order {('ab', 'ba')[number]}" if pairwise else f"--- request {number + 1}")
+        for message in request.messages:
+            typer.echo(f"[{message.role}]\n{message.content}\n")
 
 
 def list_judges() -> None:
@@ -352,59 +349,3 @@ def list_judges() -> None:
         typer.echo(f"{name:34s} {judge.kind.label:8s} {judge.config.description or ''}")
     aliases = ", ".join(f"{alias} ({target})" for alias, target in OUMI_ALIASES.items())
     typer.echo(f"Oumi's aliases: {aliases}")
-
-
-def _render_rule(judge: Judge, rows: list[Mapping[str, Any]], row_errors: Mapping[int, str]) -> None:
-    """A rule judge sends no prompt: show each row's verdict."""
-    for index, row in enumerate(rows):
-        typer.echo(f"--- row {index}")
-        if index in row_errors:
-            typer.echo(f"[bad_input] {row_errors[index]}")
-            continue
-        try:
-            step = judge.start(row)
-        except MissingValue as exc:
-            typer.echo(f"[missing_input] {missing_message(exc)}")
-            continue
-        result = step.finish(())
-        typer.echo(result.raw if isinstance(result, JudgeOutput) else "")
-
-
-def results_table(path: Path, judges: list[str], *, raw: bool = False) -> str:
-    """The results as text, one block per judge, as `oumi judge dataset` prints them without --output: the
-    overall score (the mean of the rows' scores, when every row has one), then per row its judgment, score,
-    explanation and status (and the raw answer with ``raw``)."""
-    results = ResultTable.open(path)
-    ids = [str(v) for v in results.values("row_id")]
-    blocks = []
-    for name in judges:
-        judge = results.judge(name)
-        values = {
-            suffix: results.values(column) if (column := judge.get(suffix)) else [None] * results.num_rows
-            for suffix in ("judgment", "score", "explanation", "status", "raw")
-        }
-        scores = values["score"]
-        overall = (
-            f"overall score {sum(scores) / len(scores):.2%}"
-            if scores and all(v is not None for v in scores)
-            else "overall score: n/a (not every row has a score)"
-        )
-        headers = ["row", "judgment", "score", "explanation", "status", *(["raw"] if raw else [])]
-        cells = [ids, *(values[k] for k in ("judgment", "score", "explanation", "status"))]
-        if raw:
-            cells.append(values["raw"])
-        lines = [[_cell(v) for v in row] for row in zip(*cells, strict=True)]
-        widths = [max([len(h), *(len(line[i]) for line in lines)]) for i, h in enumerate(headers)]
-        rule = "  ".join("-" * w for w in widths)
-        header = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
-        text = [f"== {name}: {overall}", header]
-        text.append(rule)
-        text += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines]
-        blocks.append("\n".join(text))
-    return "\n\n".join(blocks)
-
-
-def _cell(value: Any, limit: int = 80) -> str:
-    text = "N/A" if value is None else str(round(value, 4)) if isinstance(value, float) else str(value)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

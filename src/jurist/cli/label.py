@@ -62,7 +62,7 @@ def label(
     except ImportError as exc:
         needed = "jurist label serves its page with starlette and uvicorn: pip install 'jurist[label]'"
         fail(JuristError(f"{needed} ({exc})"))
-    from jurist.analysis.sampling import Strategy
+    from jurist.analysis.label_file import Strategy
     from jurist.labelling.desk import Desk, DeskOptions
 
     try:

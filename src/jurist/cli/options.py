@@ -126,3 +126,18 @@ FromBatchResultsOpt = Annotated[
         "the model in rounds (a reasoning phase, RAG): one results file per round."
     ),
 ]
+LabelsOpt = Annotated[
+    Path | None,
+    typer.Option(help="A file with human labels (e.g. an LLMBar JSON file), by row id or position."),
+]
+LabelColumnOpt = Annotated[
+    str | None, typer.Option(help="The label column (in the results, or in --labels; default 'label').")
+]
+LabelsIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Row-id column of the labels file (default: its row_id column, as `jurist label` writes, or "
+        "else its row positions 0, 1, ...)."
+    ),
+]
+LabelMapOpt = Annotated[str | None, typer.Option(help="Map label values, e.g. '1=a,2=b'.")]

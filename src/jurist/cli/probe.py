@@ -10,8 +10,7 @@ from typing import Annotated
 import typer
 
 from jurist.cli.common import InputOpt, fail, overrides
-from jurist.cli.labelling import LabelColumnOpt, LabelsIdOpt, LabelsOpt
-from jurist.cli.options import JsonOpt, ModelOpt
+from jurist.cli.options import JsonOpt, LabelColumnOpt, LabelsIdOpt, LabelsOpt, ModelOpt
 from jurist.errors import JuristError
 
 app = typer.Typer(help="Probe heads: judges that learn from labels.", no_args_is_help=True)

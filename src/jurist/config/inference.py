@@ -94,12 +94,19 @@ _RENAMED: dict[str, dict[str, str]] = {
 # jurist's own other names for a key, by section: other name -> the key.
 _ALIASES: dict[str, dict[str, str]] = {"remote_params": {"request_timeout": "timeout_s"}}
 # Oumi keys accepted with the one value that keeps the judge the model asked for, by section.
-_CHECKED: dict[str, dict[str, str]] = {
+# (the one value accepted, why), a key left out meaning that value.
+_CHECKED: dict[str, dict[str, tuple[Any, str]]] = {
     "model": {
-        "adapter_model": "null only: jurist loads no adapters (merge it, or serve it and use REMOTE_VLLM)",
-        "load_pretrained_weights": "true only: a judge needs its trained weights",
+        "adapter_model": (
+            None,
+            "null only: jurist loads no adapters; merge the adapter into the model (or serve it with "
+            "`vllm serve --lora-modules` and use engine REMOTE_VLLM)",
+        ),
+        "load_pretrained_weights": (True, "true only: a judge needs its trained weights"),
     },
 }
+# Oumi keys whose null means the default, by section: a null is left out.
+_NULL_IS_DEFAULT: dict[str, tuple[str, ...]] = {"generation": ("top_p", "stop_strings")}
 
 
 def oumi_keys() -> list[tuple[str, str]]:
@@ -116,7 +123,9 @@ def oumi_keys() -> list[tuple[str, str]]:
         for section, names in _ALIASES.items()
         for old, new in names.items()
     ]
-    found += [(f"{section}.{key}", note) for section, keys in _CHECKED.items() for key, note in keys.items()]
+    found += [
+        (f"{section}.{key}", note) for section, keys in _CHECKED.items() for key, (_, note) in keys.items()
+    ]
     for section, ignored in _IGNORED.items():
         for key, (note, _harmless) in ignored.items():
             found.append((f"{section}.{key}" if section else key, f"accepted and ignored ({note})"))
@@ -187,6 +196,26 @@ def _rename(values: dict[str, Any], old: str, new: str, where: str, whose: str =
     values.setdefault(new, value)
 
 
+def _oumi_section(data: Any, section: str) -> Any:
+    """A section's values with Oumi's keys read the way the tables above say: ignored keys dropped, Oumi's
+    and jurist's other names renamed, checked keys refused unless they hold their one value, nulls that
+    mean the default left out."""
+    if not isinstance(data, Mapping):
+        return data
+    values = dict(_drop(data, section))
+    for old, new in _RENAMED.get(section, {}).items():
+        _rename(values, old, new, section)
+    for old, new in _ALIASES.get(section, {}).items():
+        _rename(values, old, new, section, "another name")
+    for key, (allowed, note) in _CHECKED.get(section, {}).items():
+        if values.pop(key, allowed) is not allowed:
+            raise ValueError(f"{section}.{key}: {note}")
+    for key in _NULL_IS_DEFAULT.get(section, ()):
+        if key in values and values[key] is None:
+            del values[key]
+    return values
+
+
 def _sampling(data: Mapping[str, Any]) -> bool:
     generation = data.get("generation")
     temperature = generation.get("temperature") if isinstance(generation, Mapping) else None
@@ -227,19 +256,7 @@ class ModelParams(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _oumi_keys(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            return data
-        values = dict(_drop(data, "model"))
-        for old, new in _RENAMED["model"].items():
-            _rename(values, old, new, "model")
-        if values.pop("adapter_model", None) is not None:
-            raise ValueError(
-                "model.adapter_model: jurist loads no adapters; merge the adapter into the model (or serve "
-                "it with `vllm serve --lora-modules` and use engine REMOTE_VLLM)"
-            )
-        if values.pop("load_pretrained_weights", True) is not True:
-            raise ValueError("model.load_pretrained_weights: a judge needs its trained weights (true)")
-        return values
+        return _oumi_section(data, "model")
 
 
 class GenerationParams(StrictModel):
@@ -268,13 +285,7 @@ class GenerationParams(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _oumi_keys(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            return data
-        values = dict(_drop(data, "generation"))
-        for key in ("top_p", "stop_strings"):  # Oumi's None: the API's default
-            if key in values and values[key] is None:
-                del values[key]
-        return values
+        return _oumi_section(data, "generation")
 
 
 class RemoteParams(StrictModel):
@@ -319,14 +330,7 @@ class RemoteParams(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _oumi_keys(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            return data
-        values = dict(_drop(data, "remote_params"))
-        for old, new in _RENAMED["remote_params"].items():
-            _rename(values, old, new, "remote_params")
-        for old, new in _ALIASES["remote_params"].items():
-            _rename(values, old, new, "remote_params", "another name")
-        return values
+        return _oumi_section(data, "remote_params")
 
 
 class InferenceConfig(StrictModel):
@@ -357,7 +361,7 @@ class InferenceConfig(StrictModel):
     def _oumi_keys(cls, data: Any) -> Any:
         if not isinstance(data, Mapping):
             return data
-        values = dict(_drop(data, ""))
+        values: dict[str, Any] = _oumi_section(data, "")
         model = values.get("model")
         if isinstance(model, Mapping) and _maps_device(values, model.get("device_map")):
             params = dict(values.get("engine_params") or {})

@@ -1,9 +1,10 @@
-"""Readable text for ``jurist estimate`` and ``jurist audit`` (``--json`` prints their dicts as they are)."""
+"""Readable text for ``jurist estimate``, ``jurist audit`` and ``jurist compare`` (``--json`` prints their
+dicts as they are)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.analysis.baselines import format_baselines
@@ -129,3 +130,115 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
                 f"kept {keep['kept_rows']}, precision {_ci(keep['precision'])}, recall {_ci(keep['recall'])}"
             )
     return "\n".join(lines)
+
+
+def _ids(ids: Sequence[str], shown: int) -> str:
+    if shown == 0 or not ids:
+        return ""
+    more = f", ... {len(ids) - shown} more" if len(ids) > shown else ""
+    return f" [{', '.join(ids[:shown])}{more}]"
+
+
+def _pct(share: Mapping[str, Any]) -> str:
+    if share.get("estimate") is None:
+        return "n/a"
+    return f"{100 * share['estimate']:.1f} % [{100 * share['low']:.1f}, {100 * share['high']:.1f}]"
+
+
+def _difference(label: str, d: Mapping[str, Any] | None) -> str | None:
+    if d is None:
+        return None
+    return (
+        f"{label}: mean A {_num(d['mean_a'])}, B {_num(d['mean_b'])}; A - B {_ci(d['difference'])} "
+        f"({d['rows']} rows, paired t)"
+    )
+
+
+def format_comparison(report: Mapping[str, Any], shown: int = 10) -> str:
+    """The comparison as text: what changed, the agreement, and with labels which judge is better."""
+    from jurist.analysis.compare import verdict_text
+
+    a, b = report["a"], report["b"]
+    level = round(100 * report["confidence"])
+    lines = [
+        f"A: {a['source']}, judge {a['judge']} ({a['kind']})",
+        f"B: {b['source']}, judge {b['judge']} ({b['kind']})",
+        f"{report['rows']} rows matched on row_id, {report['compared_rows']} compared"
+        + (
+            "; not compared: " + ", ".join(f"{why} {n}" for why, n in report["not_compared"].items())
+            if report["not_compared"]
+            else ""
+        ),
+    ]
+    agreement = report["agreement"]
+    lines.append(
+        f"same verdict on {report['same_verdict_rows']} rows: {_pct(agreement['percent'])} ({level} %); "
+        f"Cohen's kappa {_ci(agreement['cohen_kappa'])}"
+    )
+    flipped = sum(f["rows"] for f in report["flips"])
+    lines.append(f"flips from A to B: {flipped} rows" + (":" if flipped else ""))
+    for flip in report["flips"]:
+        lines.append(
+            f"  {verdict_text(flip['from'])} -> {verdict_text(flip['to'])}: {flip['rows']} rows"
+            + _ids(flip["row_ids"], shown)
+        )
+    counts = report["verdict_counts"]
+    lines.append(
+        "verdicts: "
+        + "; ".join(
+            f"{side} " + ", ".join(f"{v} {n}" for v, n in counts[side].items()) for side in ("A", "B")
+        )
+    )
+    test = report.get("mcnemar")
+    if test:
+        lines.append(
+            f"McNemar ({test['value']}): A {100 * test['share_a']:.1f} % of rows, "
+            f"B {100 * test['share_b']:.1f} %; "
+            f"p = {test['p_value']:.3g} ({test['method']}; {test['only_a']} rows {test['value']} by A only, "
+            f"{test['only_b']} by B only)"
+        )
+    for key, label in (("verdict_difference", "verdict"), ("score_difference", "score")):
+        line = _difference(label, report.get(key))
+        if line:
+            lines.append(line)
+    found = report.get("labels")
+    if found:
+        lines += _label_lines(found)
+    lines.append(report["conclusion"])
+    return "\n".join(lines)
+
+
+def _share(base: Mapping[str, Any]) -> dict[str, Any]:
+    """A baseline (:mod:`jurist.analysis.baselines`) as the share-with-interval the percentages print."""
+    low, high = base["interval"] or (None, None)
+    return {"estimate": base["accuracy"], "low": low, "high": high}
+
+
+def _label_lines(found: Mapping[str, Any]) -> list[str]:
+    d = found["difference"]
+    lines = [
+        f"labels: {found['labelled_rows']} labelled rows compared"
+        + (
+            f" ({found['labelled_not_compared']} more not compared)" if found["labelled_not_compared"] else ""
+        ),
+        f"  accuracy A {_pct(found['accuracy_a'])}, B {_pct(found['accuracy_b'])}",
+    ]
+    for name, base in (found.get("baselines") or {}).items():
+        lines.append(f"  baseline {name} ({base['rule']}) on the same rows: {_pct(_share(base))}")
+    if d["ppi"] is not None:
+        effective = d.get("effective_labels")
+        lines.append(
+            f"  A - B accuracy over all {d['rows']} compared rows: PPI++ {_ci(d['ppi'])} "
+            f"(the verdicts differ on {d['differing_rows']} rows, {d['labelled_differing_rows']} of them "
+            f"labelled; prediction: {found['prediction']}, lambda {_num(d['lambda'], 2)}"
+            + (f", effective labels {_num(effective, 0)}" if effective is not None else "")
+            + ")"
+        )
+    if d["labels_only"] is not None:
+        lines.append(f"  A - B on the labelled rows alone: {_ci(d['labels_only'])}")
+    test = found["mcnemar"]
+    lines.append(
+        f"  McNemar on who is right: A only {test['only_a']}, B only {test['only_b']}, "
+        f"p = {test['p_value']:.3g} ({test['method']})"
+    )
+    return lines
