@@ -3,7 +3,7 @@
 The file (:mod:`batch_lines`) holds plain chat, ``json_schema``, ``json_object`` and ``logprobs`` lines, and
 lines that must become errors (bad JSON, a duplicate custom_id, an unserved url). The command runs as a
 user runs it; then every output line is checked against OpenAI's output line shape (pydantic models,
-:mod:`jurist.batch.shapes`): one per input line, in input order, answered lines with usage counts,
+:mod:`jurist.openai_batch.shapes`): one per input line, in input order, answered lines with usage counts,
 ``logprobs`` lines with their top log-probabilities, the error lines with the expected codes.
 
     flock /tmp/jurist-engine.lock python benchmarks/batch_default_model.py --lines 10000
@@ -26,7 +26,7 @@ from typing import Any
 
 from batch_lines import KINDS, expected_errors, write_file
 from common import RESULTS, ROOT
-from jurist.batch.shapes import ChatCompletion, OutputLine
+from jurist.openai_batch.shapes import ChatCompletion, OutputLine
 
 
 def check(source: Path, output: Path) -> dict[str, Any]:

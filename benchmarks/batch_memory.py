@@ -46,7 +46,7 @@ def answer(request: GenerationRequest) -> Completion:
 def child(source: str, output: str) -> None:
     """Run one file; print the peak RSS and the summary as JSON."""
     from jurist.backends.scripted import ScriptedStreamingBackend
-    from jurist.batch import BatchRun, Served
+    from jurist.openai_batch import BatchRun, Served
 
     served = Served(None, {}, False, ALL_CONSTRAINT_KINDS)
     backend = ScriptedStreamingBackend(answer, record=False, window=256)
@@ -59,7 +59,7 @@ def child(source: str, output: str) -> None:
 
 def check(source: Path, output: Path) -> dict[str, Any]:
     """One output line per input line, in order, each of OpenAI's shape; the error codes counted."""
-    from jurist.batch.shapes import ChatCompletion, OutputLine
+    from jurist.openai_batch.shapes import ChatCompletion, OutputLine
 
     codes: dict[str, int] = {}
     lines = 0

@@ -42,7 +42,7 @@ def main() -> None:
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     from jurist import InferenceConfig
     from jurist.backends.vllm.backend import VLLMBackend
-    from jurist.batch import BatchRun, Served
+    from jurist.openai_batch import BatchRun, Served
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)

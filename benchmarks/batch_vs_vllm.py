@@ -32,8 +32,8 @@ from typing import Any
 from batch_lines import write_file
 from common import RESULTS, ROOT
 from jurist.backends.local.placement import cpu_kv_cache_bytes
-from jurist.batch.shapes import OutputLine
 from jurist.models.default_model import default_model_path
+from jurist.openai_batch.shapes import OutputLine
 
 READING = re.compile(r"(\d\d-\d\d \d\d:\d\d:\d\d)[^\n]*Reading batch from")
 

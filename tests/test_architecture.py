@@ -118,7 +118,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("judges",),
     ("backends",),
     ("engine",),
-    ("cascade", "rag", "conversation", "api", "jury", "report", "batch", "labelling", "probe"),
+    ("cascade", "scikitplots", "conversation", "api", "jury", "report", "openai_batch", "labelling", "probe"),
     ("launch",),  # the front door: a run spec and its placement -> engine and batch source
     ("bench",),  # measurements: runs through the front door, timed
     ("cli",),

@@ -5,7 +5,7 @@ constrains each answer with the judge's output schema, runs every prompt of a ch
 inference call and returns one Arrow row per input row. :func:`launch` is the front door the command line
 uses for runs into a results file that survives a crash (a :class:`RunSpec`: judges, rows, options, a
 cascade; placed by a :class:`Placement`: data-parallel engines, Ray). :class:`LLMJudge` is scikit-plots'
-RAG judge and :class:`LLM` its model wrapper, with scikit-plots' names (:mod:`jurist.rag.llm_judge`).
+RAG judge and :class:`LLM` its model wrapper, with scikit-plots' names (:mod:`jurist.scikitplots.llm_judge`).
 
     >>> from jurist import Engine, ScriptedBackend
     >>> backend = ScriptedBackend(['{"explanation": "ok", "judgment": "Yes"}'], cycle=True)
@@ -33,9 +33,9 @@ from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
 from jurist.jury import llm_jury, llm_jury_pairwise
 from jurist.launch import Launch, Placement, launch
-from jurist.rag.evaluate import evaluate_answers
-from jurist.rag.llm_judge import LLM, LLMJudge, make_llm
-from jurist.rag.results import JudgementError, JudgeResult
+from jurist.scikitplots.evaluate import evaluate_answers
+from jurist.scikitplots.llm_judge import LLM, LLMJudge, make_llm
+from jurist.scikitplots.results import JudgementError, JudgeResult
 
 __all__ = [
     "LLM",

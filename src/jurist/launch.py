@@ -11,7 +11,7 @@ is the only place that turns the two into an engine and a batch source:
   asks for it, so the spec the run is fingerprinted by holds them;
 - ``--retry-failed`` (:class:`~jurist.engine.run.RetryBatches`);
 - answers from OpenAI batch output files (the spec's ``answers``:
-  :class:`~jurist.batch.results.BatchResults`);
+  :class:`~jurist.openai_batch.results.BatchResults`);
 
 and the only place that refuses a combination of them, before any model loads. ``--repair`` is asked of
 whichever batch source runs (each judges a damaged part's rows its own way). :func:`emit` writes a run's
@@ -32,8 +32,6 @@ from typing import IO
 from jurist.backends import check_engine_params, create_backend
 from jurist.backends.base import Backend
 from jurist.backends.parallel.pool import OnWorkerDeath, data_parallel_factory
-from jurist.batch.emit import Emitted, emit_batch
-from jurist.batch.results import BatchResults
 from jurist.cascade.batches import CascadeBatches
 from jurist.cascade.calibrate import cache_path, calibrate
 from jurist.cascade.engine import CascadeEngine
@@ -45,6 +43,8 @@ from jurist.engine.spec import RunSpec
 from jurist.engine.summary import RunSummary
 from jurist.errors import InputError
 from jurist.io.lock import OutputLock
+from jurist.openai_batch.emit import Emitted, emit_batch
+from jurist.openai_batch.results import BatchResults
 
 
 @dataclass(frozen=True)

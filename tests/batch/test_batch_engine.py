@@ -10,8 +10,8 @@ from pathlib import Path
 from lines import EXPECTED_ERRORS, mixed_lines, write_lines
 from typer.testing import CliRunner
 
-from jurist.batch.shapes import ChatCompletion, EmbeddingList, OutputLine
 from jurist.cli import app
+from jurist.openai_batch.shapes import ChatCompletion, EmbeddingList, OutputLine
 
 
 def test_a_mixed_file_runs_on_vllm_with_embeddings(tiny_model_dir: Path, tmp_path: Path) -> None:

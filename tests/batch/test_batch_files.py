@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 from jurist.backends.base import Backend
 from jurist.backends.schema_regex import compile_schema
 from jurist.backends.scripted import ScriptedBackend, ScriptedStreamingBackend
-from jurist.batch import BatchRun, Served
-from jurist.batch.reading import BUFFER_IDS, SeenIds
-from jurist.batch.shapes import ChatCompletion, EmbeddingList, OutputLine
 from jurist.cli import app
 from jurist.io.lock import OutputLock
+from jurist.openai_batch import BatchRun, Served
+from jurist.openai_batch.reading import BUFFER_IDS, SeenIds
+from jurist.openai_batch.shapes import ChatCompletion, EmbeddingList, OutputLine
 from jurist.records import ALL_CONSTRAINT_KINDS, GenerationRequest
 
 SERVED = Served(model=None, model_map={}, embeddings=False, constraint_kinds=ALL_CONSTRAINT_KINDS)

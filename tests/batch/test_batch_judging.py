@@ -12,12 +12,12 @@ import yaml
 from typer.testing import CliRunner
 
 from jurist.backends.scripted import ScriptedBackend
-from jurist.batch import BatchRun, Served
-from jurist.batch.bodies import EMIT_KINDS, custom_id
-from jurist.batch.results import BatchResults
-from jurist.batch.shapes import ChatBody, InputLine
 from jurist.cli import app
 from jurist.engine.core import Engine
+from jurist.openai_batch import BatchRun, Served
+from jurist.openai_batch.bodies import EMIT_KINDS, custom_id
+from jurist.openai_batch.results import BatchResults
+from jurist.openai_batch.shapes import ChatBody, InputLine
 from jurist.records import ALL_CONSTRAINT_KINDS, GenerationRequest
 
 CONFIG = {

@@ -19,7 +19,7 @@ import os, sys, time
 from pathlib import Path
 from jurist.records import ALL_CONSTRAINT_KINDS, Completion
 from jurist.backends.scripted import ScriptedStreamingBackend
-from jurist.batch import BatchRun, Served
+from jurist.openai_batch import BatchRun, Served
 
 source, output, sent, pause = sys.argv[1], Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 log = open(sent, "a", encoding="utf-8")

@@ -15,11 +15,11 @@ import yaml
 from typer.testing import CliRunner
 
 from jurist.backends.scripted import ScriptedBackend
-from jurist.batch import BatchRun, Served
-from jurist.batch.requests import Refused, chat_request
-from jurist.batch.shapes import ChatBody, InputLine
 from jurist.cli import app
 from jurist.engine.core import Engine
+from jurist.openai_batch import BatchRun, Served
+from jurist.openai_batch.requests import Refused, chat_request
+from jurist.openai_batch.shapes import ChatBody, InputLine
 from jurist.records import ALL_CONSTRAINT_KINDS, Completion, GenerationRequest
 from rag_answers import answer
 
@@ -125,7 +125,7 @@ def test_a_thinking_judge_goes_through_batch_files_round_by_round(
 
 
 def _results(*paths: Path) -> Any:
-    from jurist.batch.results import BatchResults
+    from jurist.openai_batch.results import BatchResults
 
     return BatchResults(paths)
 

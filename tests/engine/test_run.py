@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from jurist import Engine, ScriptedBackend
-from jurist.batch.results import BatchResults
 from jurist.config.loading import load_judge_config
 from jurist.engine.ray_job import RayBatches
 from jurist.engine.run import LocalBatches, RetryBatches, Run
@@ -20,6 +19,7 @@ from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
 from jurist.io.parts import OutputError, read_metadata
 from jurist.launch import Placement, emit, launch
+from jurist.openai_batch.results import BatchResults
 
 JUDGE = {"name": "j", "judge_params": {"prompt_template": "{question}", "judgment_type": "BOOL"}}
 ANSWER = json.dumps({"judgment": True})

@@ -192,9 +192,9 @@ def test_samples_through_a_batch_file_vote_as_a_direct_run(tmp_path: Path) -> No
     answers as a direct run does."""
     import pyarrow.parquet as pq
 
-    from jurist.batch import BatchRun, Served
-    from jurist.batch.bodies import EMIT_KINDS
-    from jurist.batch.shapes import InputLine
+    from jurist.openai_batch import BatchRun, Served
+    from jurist.openai_batch.bodies import EMIT_KINDS
+    from jurist.openai_batch.shapes import InputLine
     from jurist.records import ALL_CONSTRAINT_KINDS
 
     def by_seed(request: GenerationRequest) -> str:

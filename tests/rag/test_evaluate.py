@@ -21,8 +21,8 @@ from fake_server import ChatServer, chat_server, completion
 from jurist import LLMJudge, ScriptedBackend, evaluate_answers
 from jurist.backends.callable import CallableBackend
 from jurist.backends.scripted import ScriptedStreamingBackend
-from jurist.rag.evaluate import METADATA_KEY
 from jurist.records import GenerationRequest, Message
+from jurist.scikitplots.evaluate import METADATA_KEY
 from rag_answers import answer
 
 DATA = Path(__file__).resolve().parents[2] / "examples" / "rag_qa.jsonl"

@@ -8,13 +8,13 @@ from typing import Annotated
 
 import typer
 
-from jurist.batch.runner import DEFAULT_CHUNK_SIZE
-from jurist.batch.setup import local_batch_run
 from jurist.cli.common import EXIT_FAILED, fail
 from jurist.cli.harness import run_guarded
 from jurist.cli.options import EngineOpt, OverwriteOpt, QuietOpt, SummaryJsonOpt, VerboseOpt
 from jurist.errors import ConfigError, JuristError
 from jurist.io.lock import OutputLock
+from jurist.openai_batch.runner import DEFAULT_CHUNK_SIZE
+from jurist.openai_batch.setup import local_batch_run
 
 
 def batch(

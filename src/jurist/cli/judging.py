@@ -160,7 +160,7 @@ def judge_dataset(
         rows = Selection(data, input_format, limit, sample, seed)
         settings = overrides(ctx, model, engine)
         spec = dataset_spec(settings, config, cascading, rows, options, from_batch_results)
-        if emit_batch is not None:  # the requests as a batch file (jurist.batch.emit), nothing judged
+        if emit_batch is not None:  # the requests as a batch file (jurist.openai_batch.emit), nothing judged
             emit_and_exit(spec, emit_batch, placement, scratch)
         launched = start_dataset(spec, placement, target, lock)
     except JuristError as exc:

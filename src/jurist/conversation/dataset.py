@@ -39,7 +39,7 @@ import yaml
 from jurist.backends.base import Backend
 from jurist.config.models import JudgeConfig
 from jurist.conversation.judge import BUILTIN_JUDGE, conversation_judge
-from jurist.conversation.models import ModelLike, resolve_model
+from jurist.conversation.models import ModelLike, conversation_backend
 from jurist.conversation.transcript import ConversationError, Turn, judge_values, read_messages
 from jurist.engine.core import Engine
 from jurist.errors import InputError
@@ -239,7 +239,7 @@ def judge_conversations(
     if engine_or_backend is None:
         with Engine([conversation_judge(judge)], chunk_size=chunk_size) as engine:
             return engine.run(source)
-    resolved = resolve_model(engine_or_backend)
+    resolved = conversation_backend(engine_or_backend)
     overrides = {}
     if resolved.config is not None:
         overrides["inference_config"] = resolved.config.model_dump(mode="json", exclude_unset=True)

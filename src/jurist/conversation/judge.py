@@ -35,7 +35,7 @@ from typing import Any
 from jurist.config.loading import load_judge_config
 from jurist.config.models import JudgeConfig
 from jurist.conversation.cache import CacheStats, VerdictCache, verdict_key
-from jurist.conversation.models import ModelLike, resolve_model
+from jurist.conversation.models import ModelLike, conversation_backend
 from jurist.conversation.pipecat import ServiceBackend
 from jurist.conversation.services import check_keys, import_factory, service_config
 from jurist.conversation.transcript import NO_CONTEXT, Turn, judge_values, render_turns
@@ -128,7 +128,7 @@ class EvalJudge:
     ) -> None:
         if max_tokens is not None and max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1 (or None), got {max_tokens}")
-        resolved = resolve_model(backend_or_config)
+        resolved = conversation_backend(backend_or_config)
         overrides: dict[str, Any] = {}
         if resolved.config is not None:
             overrides["inference_config"] = resolved.config.model_dump(mode="json", exclude_unset=True)

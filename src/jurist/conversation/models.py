@@ -1,14 +1,14 @@
 """What a conversation judge runs on: a jurist backend, a pipecat LLM service, or an inference config that
 makes a backend when first needed.
 
-:func:`resolve_model` accepts a :class:`~jurist.backends.base.Backend` (used as it is, never closed here), a
-pipecat LLM service (anything with ``run_inference``; :class:`~jurist.conversation.pipecat.ServiceBackend`),
-a factory (a callable without arguments) that returns any of these,
-an :class:`~jurist.config.inference.InferenceConfig`, a mapping of one (or a judge config's mapping with an
-``inference_config`` section), a path to a YAML/JSON file holding either, or a model name or folder (a local
-vLLM engine). Anything but a backend becomes a lazy backend (:mod:`jurist.engine.lazy`): nothing loads or
-connects until the first request. It also gives the model's identity for the verdict cache, known without
-loading anything.
+:func:`conversation_backend` accepts a :class:`~jurist.backends.base.Backend` (used as it is, never closed
+here), a pipecat LLM service (anything with ``run_inference``;
+:class:`~jurist.conversation.pipecat.ServiceBackend`), a factory (a callable without arguments) that returns
+any of these, an :class:`~jurist.config.inference.InferenceConfig`, a mapping of one (or a judge config's
+mapping with an ``inference_config`` section), a path to a YAML/JSON file holding either, or a model name or
+folder (a local vLLM engine). Anything but a backend becomes a lazy backend (:mod:`jurist.engine.lazy`):
+nothing loads or connects until the first request. It also gives the model's identity for the verdict
+cache, known without loading anything.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def config_identity(config: InferenceConfig) -> dict[str, Any]:
     }
 
 
-def resolve_model(model: ModelLike, *, factory: bool = True) -> ResolvedModel:
+def conversation_backend(model: ModelLike, *, factory: bool = True) -> ResolvedModel:
     """A backend for ``model``: the backend itself, a pipecat service wrapped as one, what a factory
     returns, or a lazy backend made from an inference config."""
     if isinstance(model, Backend):
@@ -102,7 +102,7 @@ def resolve_model(model: ModelLike, *, factory: bool = True) -> ResolvedModel:
         service = ServiceBackend(model)
         return ResolvedModel(service, False, None, {"model": service.model_id})
     if factory and callable(model) and not isinstance(model, type):
-        return resolve_model(model(), factory=False)
+        return conversation_backend(model(), factory=False)
     if not isinstance(model, InferenceConfig | Mapping | str | Path):
         raise TypeError(
             "a conversation judge runs on a jurist Backend, a pipecat LLM service (with run_inference), a "

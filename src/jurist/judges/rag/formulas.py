@@ -1,7 +1,7 @@
 """The metrics' formulas, exactly as scikit-plots' ``LLMJudge`` documents them, and their undefined cases.
 
-A score is a float in [0, 1], or None (NaN in :class:`~jurist.rag.results.JudgeResult`) with the reason it
-is undefined; an undefined score is not a failure.
+A score is a float in [0, 1], or None (NaN in :class:`~jurist.scikitplots.results.JudgeResult`) with the
+reason it is undefined; an undefined score is not a failure.
 
 =====================  ====================================================  ===============================
 metric                 score                                                 undefined when

@@ -6,7 +6,7 @@ request bodies jurist serves are chat completions (:class:`ChatBody`) and embedd
 (:class:`EmbeddingBody`); their answers are :class:`ChatCompletion` and :class:`EmbeddingList`. Bodies
 accept fields jurist does not read (OpenAI adds them over time: ``user``, ``metadata``, ``store``...); the
 ones that would change the answer and that jurist cannot honour are refused by
-:mod:`jurist.batch.requests`, naming the field.
+:mod:`jurist.openai_batch.requests`, naming the field.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """A judge run answered from a batch results file (``jurist judge dataset --from-batch-results FILE``).
 
 :class:`BatchResults` is a backend that finds each request's answer in an OpenAI batch output file by its
-``custom_id`` (:func:`jurist.batch.bodies.custom_id`: the same judge config on the same rows renders the
-same requests), so the answers go through jurist's parsing, scoring and Arrow output as a local engine's
+``custom_id`` (:func:`jurist.openai_batch.bodies.custom_id`: the same judge config on the same rows renders
+the same requests), so the answers go through jurist's parsing, scoring and Arrow output as a local engine's
 would. Each file is indexed once (custom id -> byte offset; the lines themselves for a compressed file);
 a request whose answer is missing, or whose line holds an error, gives its row an error status naming it.
 Several files can be given, one per round of a judge that calls the model more than once per row
-(:mod:`jurist.batch.emit`).
+(:mod:`jurist.openai_batch.emit`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from jurist.batch.answers import completion_from_line
-from jurist.batch.bodies import EMIT_KINDS, custom_id
 from jurist.errors import InputError
 from jurist.io.formats import COMPRESSIONS, open_binary
 from jurist.io.records import split_lines
+from jurist.openai_batch.answers import completion_from_line
+from jurist.openai_batch.bodies import EMIT_KINDS, custom_id
 from jurist.records import Completion, ConstraintKind, GenerationRequest
 
 

@@ -21,11 +21,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from jurist.backends.schema_regex import SchemaRegex
-from jurist.batch.requests import EmbeddingRequest, Refused, Served, to_request
-from jurist.batch.shapes import InputLine
 from jurist.errors import InputError
 from jurist.io.formats import COMPRESSIONS, open_binary
 from jurist.io.records import parse_line, split_lines
+from jurist.openai_batch.requests import EmbeddingRequest, Refused, Served, to_request
+from jurist.openai_batch.shapes import InputLine
 from jurist.records import GenerationRequest
 
 STDIN = "-"

@@ -1,17 +1,17 @@
 """A judge run's requests as an OpenAI batch input file (``jurist judge dataset --emit-batch FILE``).
 
-Each rendered request becomes one ``/v1/chat/completions`` line (:mod:`jurist.batch.bodies`): the
+Each rendered request becomes one ``/v1/chat/completions`` line (:mod:`jurist.openai_batch.bodies`): the
 messages, ``max_tokens``, the sampling settings OpenAI's API has, and the judge's JSON schema as
 ``response_format`` (the emitter enforces JSON schemas only, as engine OPENAI does: an XML answer goes
 unconstrained and is parsed as usual). Identical requests are written once.
 
 A judge that calls the model more than once per row (a reasoning phase, then the answer; RAG metrics)
 is emitted one round at a time: the first ``--emit-batch`` writes the first round; given that round's
-results (``--from-batch-results``, :class:`~jurist.batch.results.BatchResults`), the next ``--emit-batch``
-answers the requests they hold and writes the requests that follow from those answers, and so on, until
-every request is answered and ``--from-batch-results`` with every round's results writes the table.
-LOGPROBS scoring and reward models need a local engine: :func:`jurist.launch.refuse` refuses to emit them.
-"""
+results (``--from-batch-results``, :class:`~jurist.openai_batch.results.BatchResults`), the next
+``--emit-batch`` answers the requests they hold and writes the requests that follow from those answers, and
+so on, until every request is answered and ``--from-batch-results`` with every round's results writes the
+table. LOGPROBS scoring and reward models need a local engine: :func:`jurist.launch.refuse` refuses to emit
+them."""
 
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.batch.bodies import EMIT_KINDS, custom_id, request_body
-from jurist.batch.reading import SeenIds
-from jurist.batch.results import BatchResults
-from jurist.batch.shapes import CHAT_URL
 from jurist.engine.core import Engine
 from jurist.engine.spec import RunSpec
+from jurist.openai_batch.bodies import EMIT_KINDS, custom_id, request_body
+from jurist.openai_batch.reading import SeenIds
+from jurist.openai_batch.results import BatchResults
+from jurist.openai_batch.shapes import CHAT_URL
 from jurist.records import Completion, GenerationRequest
 
 

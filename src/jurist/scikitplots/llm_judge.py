@@ -2,7 +2,7 @@
 
 Each method builds one row from its arguments and runs the metric's built-in judge (``rag/<metric>``, or
 ``pairwise/preference``) on it, step after step: one backend call per step (extraction, then verification),
-which is the seed's way of calling a model. :func:`jurist.rag.evaluate.evaluate_answers` runs the same
+which is the seed's way of calling a model. :func:`jurist.scikitplots.evaluate.evaluate_answers` runs the same
 judges over a whole dataset, each step for every row in one call.
 
 ``llm`` is an :class:`LLM` from :func:`make_llm` (left open by :meth:`LLMJudge.close`), or anything
@@ -11,7 +11,7 @@ name (the backend is then created when the first call needs it, and closed by :m
 a function ``fn(prompt, system) -> str`` (:class:`~jurist.backends.callable.CallableBackend`). Invalid
 arguments always raise (:class:`TypeError`, :class:`ValueError`). ``on_error`` decides what a failed
 judgement does: a provider error, a cut-off completion or an invalid verdict raises
-:class:`~jurist.rag.results.JudgementError` (``"raise"``) or returns a result with a NaN score and
+:class:`~jurist.scikitplots.results.JudgementError` (``"raise"``) or returns a result with a NaN score and
 ``error`` set (``"record"``). An undefined score (NaN with a ``reason``) is not a failure.
 """
 
@@ -38,8 +38,8 @@ from jurist.judges.outputs import JudgeOutput
 from jurist.judges.rag.flows import DETAILS
 from jurist.judges.rag.inputs import context_texts
 from jurist.judges.rag.prompts import PROMPT_VERSION
-from jurist.rag.results import ON_ERROR, JudgementError, JudgeResult, OnError
 from jurist.records import GenerationRequest, Message
+from jurist.scikitplots.results import ON_ERROR, JudgementError, JudgeResult, OnError
 
 PREFERENCE = "preference"
 PREFERENCE_CONFIG = "pairwise/preference"
@@ -164,7 +164,7 @@ def _resolve(llm: Any) -> tuple[Backend, bool, InferenceConfig | None]:
 class LLMJudge:
     """Judge answers and contexts with a language model (scikit-plots' ``LLMJudge`` semantics).
 
-    ``name`` names the judge's columns in a panel (:func:`~jurist.rag.evaluate.evaluate_answers`); by
+    ``name`` names the judge's columns in a panel (:func:`~jurist.scikitplots.evaluate.evaluate_answers`); by
     default it is derived from the model's id.
     """
 

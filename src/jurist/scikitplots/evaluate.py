@@ -27,7 +27,7 @@ from jurist.analysis.agreement import krippendorff_alpha
 from jurist.engine.core import Engine
 from jurist.io.opening import open_source
 from jurist.io.sources import InputData
-from jurist.rag.llm_judge import LLMJudge, metric_config
+from jurist.scikitplots.llm_judge import LLMJudge, metric_config
 
 MetricSpec = str | tuple[str, Mapping[str, Any]]
 METADATA_KEY = b"jurist.evaluate"

@@ -1,12 +1,12 @@
 """``jurist batch``: run an OpenAI batch input file on local engines, resumably.
 
-Lines are read one by one (:mod:`jurist.batch.reading`) and grouped in chunks of ``chunk_size`` lines.
+Lines are read one by one (:mod:`jurist.openai_batch.reading`) and grouped in chunks of ``chunk_size`` lines.
 A backend that streams (vLLM) is kept full across chunks: it takes requests from the next chunks while
 earlier ones decode; any other backend answers one chunk per call. Finished chunks are committed in input
-order (:mod:`jurist.batch.store`), so a rerun after a crash or ``kill -9`` starts after the last committed
-line and sends none of the committed lines' requests again. The chat model loads only when the first line
-that needs it comes; embedding lines go to a pooling model (:class:`Embedder`) when the run has one.
-"""
+order (:mod:`jurist.openai_batch.store`), so a rerun after a crash or ``kill -9`` starts after the last
+committed line and sends none of the committed lines' requests again. The chat model loads only when the
+first line that needs it comes; embedding lines go to a pooling model (:class:`Embedder`) when the run has
+one."""
 
 from __future__ import annotations
 
@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from jurist.backends.base import Backend, StreamingBackend, describe
-from jurist.batch import answers
-from jurist.batch.reading import BatchInput, Line, SeenIds
-from jurist.batch.requests import EmbeddingRequest, Served
-from jurist.batch.store import check_batch_output, commit, finish, open_store
 from jurist.engine.dispatch import generate
 from jurist.engine.metadata import environment, now
 from jurist.engine.progress import Progress
 from jurist.errors import InputError
 from jurist.io.parts import OutputError
+from jurist.openai_batch import answers
+from jurist.openai_batch.reading import BatchInput, Line, SeenIds
+from jurist.openai_batch.requests import EmbeddingRequest, Served
+from jurist.openai_batch.store import check_batch_output, commit, finish, open_store
 from jurist.records import Completion, GenerationRequest
 
 DEFAULT_CHUNK_SIZE = 1024

@@ -9,11 +9,11 @@ from typing import Any
 import yaml
 
 from jurist.backends.base import Backend
-from jurist.batch.requests import Served
-from jurist.batch.runner import BatchRun, Embedder
 from jurist.config.inference import InferenceConfig
 from jurist.errors import ConfigError
 from jurist.models.resolve import prepare_models
+from jurist.openai_batch.requests import Served
+from jurist.openai_batch.runner import BatchRun, Embedder
 
 
 def inference_config(model: str | None, engine: str | None, params: dict[str, str]) -> InferenceConfig:

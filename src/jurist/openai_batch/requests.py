@@ -8,7 +8,7 @@
   once per distinct schema), else the schema itself for the engine's grammar backend; how each line's
   schema was enforced comes back beside the request. vLLM's ``continue_final_message: true`` (with
   ``add_generation_prompt: false``) makes the last assistant message the start of the answer (the
-  request's ``prefix``), as a thinking judge's batch lines ask (:mod:`jurist.batch.bodies`).
+  request's ``prefix``), as a thinking judge's batch lines ask (:mod:`jurist.openai_batch.bodies`).
 * Embedding bodies become an :class:`EmbeddingRequest` (texts only).
 * What jurist cannot honour is refused, never silently dropped: ``n`` > 1, streaming, tools, images, a
   constraint the engine cannot enforce, a model the run does not serve.
@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jurist.backends.schema_regex import SchemaConstraints, SchemaRegex
-from jurist.batch.shapes import CHAT_URL, EMBEDDINGS_URL, ChatBody, ChatMessage, EmbeddingBody
+from jurist.openai_batch.shapes import CHAT_URL, EMBEDDINGS_URL, ChatBody, ChatMessage, EmbeddingBody
 from jurist.records import Constraint, ConstraintKind, GenerationRequest, Message
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
