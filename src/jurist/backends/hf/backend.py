@@ -50,8 +50,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurist.backends.hf.labels import forward_step, head_for, label_scores
-from jurist.backends.hf.loading import load_pretrained, require_native
-from jurist.backends.hf.params import DEFAULT_BATCH_SIZE, engine_params
+from jurist.backends.hf.loading import load_native
+from jurist.backends.hf.params import DEFAULT_BATCH_SIZE
 from jurist.backends.hf.plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
 from jurist.backends.hf.states import last_states
 from jurist.backends.hf.vocab import token_bytes
@@ -60,7 +60,6 @@ from jurist.backends.local.probe import head_for_engine, probe_scores, prompt_id
 from jurist.backends.schema_regex import compile_schema
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
-from jurist.models.resolve import resolve_model
 from jurist.models.weights import weights_fingerprint
 from jurist.records import (
     Completion,
@@ -106,31 +105,25 @@ class TransformersBackend:
     def __init__(
         self, config: InferenceConfig, *, batch_size: int | None = None, device: str | None = None
     ) -> None:
-        ep = engine_params(config.engine_params)
-        torch = require_native()
-        from transformers import AutoModelForCausalLM
-
-        params = config.model
-        self._revision = params.revision
-        resolved = resolve_model(params.model_name)
-        name = resolved.path
-        self._model_id = resolved.label
-        size = batch_size or ep.batch_size
-        if size < 1:
-            raise BackendError(f"batch_size must be at least 1, got {size}")
-        self.batch_size = size
-        self.head_dtype: str = ep.head_dtype
-        self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self._path = name
-        tokenizer, model = load_pretrained(
-            params,
-            name,
-            AutoModelForCausalLM,
-            self.device,
-            f"could not load model {name!r} with transformers",
+        loaded = load_native(
+            config,
+            "AutoModelForCausalLM",
+            "could not load with transformers:",
+            batch_size=batch_size,
+            device=device,
         )
+        params, resolved = config.model, loaded.resolved
+        name = resolved.path
+        self._revision = params.revision
+        self._model_id = resolved.label
+        self.batch_size = loaded.batch_size
+        self.head_dtype: str = loaded.params.head_dtype
+        self.device = loaded.device
+        self._path = name
+        model, tokenizer = loaded.model, loaded.tokenizer
         self._setup(model, tokenizer, name, params.model_max_length, params.chat_template_kwargs)
-        self._probe = head_for_engine(ep.probe, resolved.label, name) if ep.probe else None
+        probe = loaded.params.probe
+        self._probe = head_for_engine(probe, resolved.label, name) if probe else None
 
     @classmethod
     def from_model(

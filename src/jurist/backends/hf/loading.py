@@ -6,11 +6,14 @@ torch and transformers are imported inside the functions that use them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from jurist.config.inference import ModelParams
+from jurist.backends.hf.params import NativeEngineParams, engine_params
+from jurist.config.inference import InferenceConfig, ModelParams
 from jurist.errors import BackendError
+from jurist.models.resolve import ResolvedModel, resolve_model
 
 # torch_dtype_str -> name of the torch dtype ("auto": the dtype the checkpoint was saved in).
 _DTYPES: Mapping[str, str] = MappingProxyType(
@@ -77,3 +80,45 @@ def resolve_dtype(value: str | None, device: str) -> str:
             f"model.torch_dtype_str {value!r} is not a dtype; use one of auto, float32, bfloat16, float16"
         )
     return resolved
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A NATIVE model as both transformers backends start from it: the engine parameters, the resolved
+    model (its path and label), the checked batch size, the device, the tokenizer and the model."""
+
+    params: NativeEngineParams
+    resolved: ResolvedModel
+    batch_size: int
+    device: str
+    tokenizer: Any
+    model: Any
+
+
+def load_native(
+    config: InferenceConfig,
+    model_class_name: str,
+    failure: str,
+    *,
+    batch_size: int | None,
+    device: str | None,
+) -> Loaded:
+    """Load ``config``'s model as transformers' ``model_class_name`` (``AutoModelForCausalLM``,
+    ``AutoModelForSequenceClassification``): the model name resolved (a GGUF file converted, the embedded
+    default for None), ``batch_size`` and ``device`` overriding ``engine_params``, the device CUDA when torch
+    sees one; BackendError ``<failure>: <why>`` when it cannot load (``{name}`` in ``failure``: the model's
+    path), or for a batch size under 1."""
+    ep = engine_params(config.engine_params)
+    torch = require_native()
+    import transformers
+
+    resolved = resolve_model(config.model.model_name)
+    size = batch_size or ep.batch_size
+    if size < 1:
+        raise BackendError(f"batch_size must be at least 1, got {size}")
+    where = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model_class = getattr(transformers, model_class_name)
+    tokenizer, model = load_pretrained(
+        config.model, resolved.path, model_class, where, f"{failure} {resolved.path!r}"
+    )
+    return Loaded(ep, resolved, size, where, tokenizer, model)

@@ -17,8 +17,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from jurist.backends.hf.loading import load_pretrained, require_native
-from jurist.backends.hf.params import engine_params
+from jurist.backends.hf.loading import load_native
 from jurist.backends.local.chat import ChatRenderer
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
@@ -58,29 +57,23 @@ class TransformersRewardBackend:
     def __init__(
         self, config: InferenceConfig, *, batch_size: int | None = None, device: str | None = None
     ) -> None:
-        ep = engine_params(config.engine_params)
-        torch = require_native()
-        from transformers import AutoModelForSequenceClassification
-
         params = config.model
         if params.model_name is None:
             raise BackendError(
                 "a reward judge needs inference_config.model.model_name (a sequence classifier)"
             )
-        resolved = resolve_model(params.model_name)
-        self._path, self._model_id = resolved.path, resolved.label
-        self._revision = params.revision
-        self.batch_size = batch_size or ep.batch_size
-        if self.batch_size < 1:
-            raise BackendError(f"batch_size must be at least 1, got {self.batch_size}")
-        self.device = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        tokenizer, model = load_pretrained(
-            params,
-            resolved.path,
-            AutoModelForSequenceClassification,
-            self.device,
-            f"could not load {resolved.path!r} as a sequence classifier",
+        loaded = load_native(
+            config,
+            "AutoModelForSequenceClassification",
+            "could not load {name} as a sequence classifier",
+            batch_size=batch_size,
+            device=device,
         )
+        self._path, self._model_id = loaded.resolved.path, loaded.resolved.label
+        self._revision = params.revision
+        self.batch_size = loaded.batch_size
+        self.device = loaded.device
+        tokenizer, model = loaded.tokenizer, loaded.model
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         model.config.pad_token_id = tokenizer.pad_token_id
