@@ -17,7 +17,7 @@ from jurist.analysis.calibration import Calibration
 from jurist.config.cascade import CascadePlan, CascadeSettings
 from jurist.config.models import JudgeConfig
 from jurist.engine.metadata import fingerprint
-from jurist.engine.stream import MAX_OPEN_CHUNKS
+from jurist.engine.window import MAX_OPEN_CHUNKS
 from jurist.io.opening import open_source
 from jurist.io.selection import LimitSource, SampleSource
 from jurist.io.sources import RowSource, file_identity

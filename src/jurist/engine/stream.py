@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from jurist.backends.engine_death import stop_if_dead
 from jurist.engine.dispatch import generate, run_plan
 from jurist.engine.lazy import LazyBackend
 from jurist.engine.plan import ChunkPlan, RowTask, chunk_row_ids, plan_chunk
+from jurist.engine.window import MAX_OPEN_CHUNKS, RequestWindow
 from jurist.errors import JuristError
 from jurist.io.sources import Chunk
 from jurist.judges.base import Answer, Step
@@ -38,7 +38,6 @@ from jurist.records import ConstraintKind, GenerationRequest
 logger = logging.getLogger("jurist")
 
 Outputs = dict[str, list[JudgeOutput]]
-MAX_OPEN_CHUNKS = 4
 
 
 @dataclass
@@ -113,11 +112,7 @@ class Feed:
         self._chunks = chunks
         self._id_column = id_column
         self._kinds = kinds
-        self._max_open = max(1, max_open)
-        self._open: deque[_Open] = deque()
-        self._queue: deque[tuple[int, GenerationRequest]] = deque()
-        self._keys: dict[int, tuple[_Waiting, int]] = {}
-        self._counter = itertools.count()
+        self._window: RequestWindow[_Open, tuple[_Waiting, int]] = RequestWindow(max_open)
         self.outstanding: dict[int, GenerationRequest] = {}  # taken, not yet answered
         self.events = 0  # chunks opened, answers taken back, chunks finished: how the stream moves on
         self._done = False
@@ -125,23 +120,17 @@ class Feed:
     @property
     def exhausted(self) -> bool:
         """No chunk is open and none is left to read."""
-        return self._done and not self._open
+        return self._done and not self._window.open
 
     def take(self, n: int) -> list[tuple[int, GenerationRequest]]:
         """Up to ``n`` requests, opening new chunks as needed (at most ``max_open`` open at once)."""
-        out: list[tuple[int, GenerationRequest]] = []
-        while len(out) < n:
-            if self._queue:
-                key, request = self._queue.popleft()
-                self.outstanding[key] = request
-                out.append((key, request))
-            elif not self._open_next():
-                break
+        out = self._window.take(n, self._open_next)
+        self.outstanding.update(out)
         self._tally.requests += len(out)
         return out
 
     def _open_next(self) -> bool:
-        if self._done or len(self._open) >= self._max_open:
+        if self._done:
             return False
         chunk = next(self._chunks, None)
         if chunk is None:
@@ -150,7 +139,7 @@ class Feed:
         ids = chunk_row_ids(chunk, self._id_column)
         plan = plan_chunk(self._judges, chunk.rows(), ids, chunk.errors, self._kinds)
         state = _Open(chunk, plan, len(plan.tasks))
-        self._open.append(state)
+        self._window.open.append(state)
         self.events += 1
         for task in plan.tasks:
             self._enqueue(state, task, front=False)
@@ -162,25 +151,20 @@ class Feed:
             self._settle(state, task, task.step.finish([]))
             return
         waiting = _Waiting(state, task, [None] * len(requests), len(requests))
-        items = []
+        items: list[tuple[tuple[_Waiting, int], GenerationRequest]] = []
         for slot, request in enumerate(requests):
             if not isinstance(request, GenerationRequest):
                 raise TypeError(
                     f"a streamed step can only send generation requests, not {type(request).__name__}"
                 )
-            key = next(self._counter)
-            self._keys[key] = (waiting, slot)
-            items.append((key, request))
-        if front:  # follow-up steps go first, so that their rows finish sooner
-            self._queue.extendleft(reversed(items))
-        else:
-            self._queue.extend(items)
+            items.append(((waiting, slot), request))
+        self._window.put(items, front=front)  # follow-up steps go first, so their rows finish sooner
 
     def answer(self, key: int, answer: Answer) -> None:
         """The answer to a request taken earlier."""
         self.outstanding.pop(key, None)
         self.events += 1
-        waiting, slot = self._keys.pop(key)
+        waiting, slot = self._window.slot(key)
         waiting.answers[slot] = answer
         waiting.missing -= 1
         if waiting.missing == 0:
@@ -196,8 +180,7 @@ class Feed:
 
     def ready(self) -> Iterator[tuple[Chunk, Outputs]]:
         """The chunks at the head of the stream whose rows all have their output."""
-        while self._open and self._open[0].pending == 0:
-            state = self._open.popleft()
+        for state in self._window.finished(lambda s: s.pending == 0):
             self.events += 1
             yield state.chunk, state.plan.results()
 

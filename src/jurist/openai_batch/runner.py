@@ -14,7 +14,7 @@ import hashlib
 import itertools
 import json
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,7 @@ from jurist.backends.base import Backend, StreamingBackend, describe
 from jurist.engine.dispatch import generate
 from jurist.engine.metadata import environment, now
 from jurist.engine.progress import Progress
+from jurist.engine.window import MAX_OPEN_CHUNKS, RequestWindow
 from jurist.errors import InputError
 from jurist.io.parts import OutputError
 from jurist.openai_batch import answers
@@ -33,7 +34,6 @@ from jurist.openai_batch.store import check_batch_output, commit, finish, open_s
 from jurist.records import Completion, GenerationRequest
 
 DEFAULT_CHUNK_SIZE = 1024
-MAX_OPEN_CHUNKS = 4
 OutputRow = tuple[int, str | None, dict[str, Any]]
 
 
@@ -144,50 +144,43 @@ class _Open:
 
 
 class _Feed:
-    """Gives a streaming backend the chat requests of the next chunks (at most ``max_open`` chunks open)
-    and hands back each chunk once all its answers are in, in input order."""
+    """Gives a streaming backend the chat requests of the next chunks (a
+    :class:`~jurist.engine.window.RequestWindow`) and hands back each chunk once all its answers are in, in
+    input order."""
 
     def __init__(self, chunks: Iterator[list[Line]], max_open: int) -> None:
         self._chunks = chunks
-        self._max_open = max(1, max_open)
-        self._open: deque[_Open] = deque()
-        self._queue: deque[tuple[int, GenerationRequest]] = deque()
-        self._keys: dict[int, tuple[_Open, int]] = {}
-        self._counter = itertools.count()
+        self._window: RequestWindow[_Open, tuple[_Open, int]] = RequestWindow(max_open)
         self.exhausted = False
 
     def _open_next(self) -> bool:
-        lines = next(self._chunks, None)
+        lines = None if self.exhausted else next(self._chunks, None)
         if lines is None:
             self.exhausted = True
             return False
         state = _Open(lines)
-        for index, line in enumerate(lines):
-            if isinstance(line.request, GenerationRequest):
-                key = next(self._counter)
-                self._keys[key] = (state, index)
-                self._queue.append((key, line.request))
-                state.pending += 1
-        self._open.append(state)
+        chat = [
+            (i, line.request) for i, line in enumerate(lines) if isinstance(line.request, GenerationRequest)
+        ]
+        state.pending = len(chat)
+        self._window.open.append(state)
+        self._window.put(((state, i), request) for i, request in chat)
         return True
 
     def take(self, n: int) -> list[tuple[int, GenerationRequest]]:
-        while len(self._queue) < n and len(self._open) < self._max_open and not self.exhausted:
-            self._open_next()
-        return [self._queue.popleft() for _ in range(min(n, len(self._queue)))]
+        return self._window.take(n, self._open_next)
 
     def answer(self, key: int, completion: Completion) -> None:
-        state, index = self._keys.pop(key)
+        state, index = self._window.slot(key)
         state.completions[index] = completion
         state.pending -= 1
 
     def finished(self) -> Iterator[_Open]:
-        while self._open and self._open[0].pending == 0:
-            yield self._open.popleft()
+        return self._window.finished(lambda state: state.pending == 0)
 
     @property
     def idle(self) -> bool:
-        return self.exhausted and not self._open
+        return self.exhausted and not self._window.open
 
 
 class BatchRun:
