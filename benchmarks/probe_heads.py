@@ -122,20 +122,6 @@ def majority(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[st
     return {"label": common, **wilson(sum(int(r["label"]) == common for r in test), len(test))}
 
 
-def subset(found: Any, index: list[int]) -> Any:
-    """The examples of the rows at ``index``."""
-    from jurist.probe.examples import Examples
-
-    return Examples(
-        found.shape,
-        [found.positions[i] for i in index],
-        [found.requests[i] for i in index],
-        found.truth[index],
-        [found.lengths[i] for i in index],
-        {},
-    )
-
-
 def analysis(
     args: argparse.Namespace, train: list[dict[str, Any]], test: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -180,7 +166,7 @@ def analysis(
     }
     for name in sources:
         index = [i for i, r in enumerate(rows) if r["set"] == name]
-        result = fit(subset(found, index), states[index], own[index], layers, settings)
+        result = fit(found.subset(index), states[index], own[index], layers, settings)
         out["per_source"][name] = {
             k: result.report[k]
             for k in (

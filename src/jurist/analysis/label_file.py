@@ -16,9 +16,9 @@ writes it.
   naming the file and the line.
 * Reading: :func:`read_label_lines` (the lines, checked against :class:`LabelLine`) and
   :func:`latest_labels` (the latest line of a row counts: a correction is appended after the label it
-  corrects); :func:`read_label_file` for the evidence commands, which also take other labels files (an
-  LLMBar JSON file, a CSV: anything :func:`jurist.io.readers.read_input` reads), and :func:`label_ids`,
-  how a file's lines are matched to rows (an id column, the file's ``row_id``, else the line positions).
+  corrects); :func:`read_label_table` (the file's lines as a table) and :func:`read_label_file` for the
+  evidence commands, which also take other labels files (an LLMBar JSON file, a CSV: anything
+  :func:`jurist.io.readers.read_input` reads), and :func:`label_ids`, how a file's lines are matched to rows (an id column, the file's ``row_id``, else the line positions).
   :mod:`jurist.analysis.labels` joins what they read to result rows.
 """
 
@@ -89,6 +89,15 @@ def label_ids(file_rows: pa.Table, file_id_column: str | None, source: str) -> t
     return [str(v) for v in file_rows.column(file_id_column).to_pylist()], f"its column {file_id_column!r}"
 
 
+def read_label_table(path: str | Path) -> pa.Table:
+    """A labels file's lines as a table, in any format :func:`~jurist.io.readers.read_input` reads (a
+    ``jurist label`` JSONL file, an LLMBar JSON file, a CSV, ...): what every reader of labels files starts
+    from."""
+    from jurist.io.readers import read_input
+
+    return read_input(Path(path)).table
+
+
 def read_label_file(
     path: str | Path,
     column: str | None = None,
@@ -101,10 +110,8 @@ def read_label_file(
     0, 1, ... (:func:`label_ids`). The last line of a row counts (a correction is appended after the label it
     corrects); lines without a label are left out. Fails, naming the file, when the column is missing or no
     line holds a label."""
-    from jurist.io.readers import read_input
-
     source = str(path)
-    table = read_input(Path(path)).table
+    table = read_label_table(path)
     name = column or "label"
     if name not in table.column_names:
         raise InputError(

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.label_file import ROW_ID, label_ids, read_label_file
+from jurist.analysis.label_file import ROW_ID, label_ids, read_label_file, read_label_table
 from jurist.errors import InputError
 from jurist.io.results import PAIRWISE, PANEL, JudgeColumns, ResultTable
 
@@ -243,11 +243,9 @@ def read_result_labels(
     (None where a row has none; :func:`join_labels`), and each row's chance of having been chosen for
     labelling from the file's ``probability`` column (:func:`join_probabilities`; None without a file or
     when it records none). The file is read once."""
-    from jurist.io.readers import read_input
-
     if path is None and column is None:
         raise InputError("give --label-column (a column of the results) or --labels FILE")
-    file_rows = read_input(Path(path)).table if path is not None else None
+    file_rows = read_label_table(path) if path is not None else None
     source = str(path) if path is not None else "the labels file"
     joined = join_labels(results, column=column, file_rows=file_rows, file_id_column=id_column, source=source)
     chances = None if file_rows is None else join_probabilities(results, file_rows, id_column)
@@ -273,9 +271,7 @@ def check_label_rows(results: ResultTable, labels: str | Path, id_column: str | 
     """Refuse a labels file with labels for rows the results do not hold: ids (``id_column``, the file's
     ``row_id`` column, or the row positions 0, 1, ..., as :func:`~jurist.analysis.labels.join_labels`
     matches them) that are not among the results' row ids."""
-    from jurist.io.readers import read_input
-
-    ids, how = label_ids(read_input(Path(labels)).table, id_column, str(labels))
+    ids, how = label_ids(read_label_table(labels), id_column, str(labels))
     held = {str(v) for v in results.values("row_id")}
     unknown = [v for v in ids if v not in held]
     if unknown:

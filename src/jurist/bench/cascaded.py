@@ -164,9 +164,9 @@ def agreement(
     """Agreement with the labels file (matched as calibration matches it: by the id column, else by
     position) of the cascade's and each stage's verdicts over the benched rows."""
     from jurist.analysis.human import agreement_report, labels_for_table
-    from jurist.io.readers import read_input
+    from jurist.analysis.label_file import read_label_table
 
-    rows = read_input(labels_file).table
+    rows = read_label_table(labels_file)
     matched = id_column if id_column in rows.column_names else None
     matched = matched or next((c for c in ("row_id", "id") if c in rows.column_names), None)
     labels = labels_for_table(table, file_rows=rows, file_id_column=matched)

@@ -131,6 +131,17 @@ class Examples:
     lengths: list[tuple[float, float] | None]
     skipped: dict[str, int]
 
+    def subset(self, index: Sequence[int] | np.ndarray) -> Examples:
+        """The examples at ``index`` (positions in these examples), e.g. one source's rows."""
+        return Examples(
+            self.shape,
+            [self.positions[i] for i in index],
+            [self.requests[i] for i in index],
+            self.truth[np.asarray(index, dtype=int)],
+            [self.lengths[i] for i in index],
+            {},
+        )
+
 
 def examples(judge: Judge, rows: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Examples:
     """The judge's prompts for every labelled row (rows without a usable label, or whose prompt cannot be
