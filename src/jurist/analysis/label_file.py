@@ -18,8 +18,9 @@ writes it.
   :func:`latest_labels` (the latest line of a row counts: a correction is appended after the label it
   corrects); :func:`read_label_table` (the file's lines as a table) and :func:`read_label_file` for the
   evidence commands, which also take other labels files (an LLMBar JSON file, a CSV: anything
-  :func:`jurist.io.readers.read_input` reads), and :func:`label_ids`, how a file's lines are matched to rows (an id column, the file's ``row_id``, else the line positions).
-  :mod:`jurist.analysis.labels` joins what they read to result rows.
+  :func:`jurist.io.readers.read_input` reads), and :func:`label_ids`, how a file's lines are matched to
+  rows (an id column, the file's ``row_id``, else the line positions). :mod:`jurist.analysis.labels` joins
+  what they read to result rows.
 """
 
 from __future__ import annotations
