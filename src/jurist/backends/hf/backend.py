@@ -108,7 +108,7 @@ class TransformersBackend:
         loaded = load_native(
             config,
             "AutoModelForCausalLM",
-            "could not load with transformers:",
+            "could not load model {name} with transformers",
             batch_size=batch_size,
             device=device,
         )

@@ -119,6 +119,6 @@ def load_native(
     where = device or ep.device or ("cuda" if torch.cuda.is_available() else "cpu")
     model_class = getattr(transformers, model_class_name)
     tokenizer, model = load_pretrained(
-        config.model, resolved.path, model_class, where, f"{failure} {resolved.path!r}"
+        config.model, resolved.path, model_class, where, failure.format(name=repr(resolved.path))
     )
     return Loaded(ep, resolved, size, where, tokenizer, model)
