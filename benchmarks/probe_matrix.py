@@ -2,10 +2,13 @@
 
     python benchmarks/probe_matrix.py --model qwen2.5-coder-0.5b-instruct --prompt pairwise
     python benchmarks/probe_matrix.py --model qwen2.5-coder-0.5b-instruct --prompt pointwise
-    python benchmarks/probe_matrix.py --model qwen2.5-coder-1.5b-instruct --prompt pairwise --per-set 50
+    python benchmarks/probe_matrix.py --model qwen2.5-coder-1.5b-instruct --prompt pairwise --per-set 30
+    python benchmarks/probe_matrix.py --model qwen2.5-coder-0.5b-instruct --prompt pairwise --fit-first 30
 
 The rows are LLMBar's Natural and four adversarial sets and the MT-Bench human-judgment pairs (the first
-``--per-set`` of each when given). The judge is ``pairwise/preference`` scored LOGPROBS, either as it is
+``--per-set`` of each when given; ``--fit-first N`` fits and scores on the first N of each set only, from
+the features of every row, so that two models compare on the same rows without a second feature pass).
+The judge is ``pairwise/preference`` scored LOGPROBS, either as it is
 (``pairwise``: both orders in one prompt each) or in its pointwise mode (``pointwise``: each answer alone,
 "is it good?"). One transformers pass over every prompt gives the last token's state at each layer of
 :func:`jurist.probe.features.default_layers` and the judge's own label distribution (its LOGPROBS verdict).
@@ -90,6 +93,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         overrides["pairwise_judge_params.mode"] = "pointwise"
     judge = Judge(load_judge_config("pairwise/preference", overrides))
     rows = all_rows(args.per_set)
+    for i, row in enumerate(rows):
+        row["position"] = i - next(k for k, r in enumerate(rows) if r["set"] == row["set"])
     found = examples(judge, rows, [r["label"] for r in rows])
     if len(found.positions) != len(rows):
         raise SystemExit(f"rows not usable as examples: {found.skipped}")
@@ -108,7 +113,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     if not cached:
         timing_file.write_text(json.dumps({"seconds": seconds}), encoding="utf-8")
     seconds = json.loads(timing_file.read_text(encoding="utf-8"))["seconds"]
-    states, own, truth = feats.states, feats.own, found.truth
+    states, own = feats.states, feats.own
+    if args.fit_first is not None:
+        # fit and score on the first rows of each set only, from features extracted for more
+        keep = np.asarray([i for i, r in enumerate(rows) if r["position"] < args.fit_first])
+        rows, found = [rows[i] for i in keep], found.subset(keep)
+        states, own = states[keep], None if own is None else own[keep]
+    truth = found.truth
     settings = FitSettings(folds=10)
     out: dict[str, Any] = {
         "model": feats.model,
@@ -116,9 +127,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "features": f"transformers, {args.dtype}",
         "layers": list(layers),
         "rows": len(rows),
+        "fitted_on": "every row" if args.fit_first is None else f"the first {args.fit_first} of each set",
         "feature_pass": {
             "seconds": round(seconds, 1),
-            "seconds_per_row": round(seconds / len(rows), 3),
+            "seconds_per_row": round(seconds / len(feats.tokens), 3),
             "prompt_tokens_per_row": float(np.mean(feats.tokens)),
             "note": "every layer and the label distribution in one transformers pass, 2 CPU threads",
         },
@@ -179,6 +191,12 @@ def main() -> None:
     parser.add_argument(
         "--per-set", type=int, default=None, help="The first N rows of each set (all: unset)."
     )
+    parser.add_argument(
+        "--fit-first",
+        type=int,
+        default=None,
+        help="Fit and score on the first N rows of each set only (features of --per-set's rows, cached).",
+    )
     parser.add_argument("--dtype", default="bfloat16", help="The feature pass's torch dtype.")
     parser.add_argument("--work", type=Path, default=Path("/tmp/jurist-probe-matrix"))
     args = parser.parse_args()
@@ -190,7 +208,8 @@ def main() -> None:
     entry.update(measure(args))
     path = RESULTS / "probe_matrix.json"
     results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    results[f"{args.model}/{args.prompt}"] = entry
+    key = f"{args.model}/{args.prompt}" + ("" if args.fit_first is None else f"/first-{args.fit_first}")
+    results[key] = entry
     path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     summary = {
         name: {
