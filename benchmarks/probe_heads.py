@@ -30,6 +30,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,11 @@ def wilson(right: int, n: int) -> dict[str, Any]:
     return {"right": right, "n": n, "value": right / n, "ci95": list(interval) if interval else None}
 
 
-def judged(path: Path, judge: str, rows: list[dict[str, Any]], scored: int) -> dict[str, Any]:
+def judged(
+    path: Path, judge: str, rows: list[dict[str, Any]], scored: int, sets: Sequence[str] = tuple(HELD_OUT)
+) -> dict[str, Any]:
     """Accuracy over the first ``scored`` rows (the held-out rows; the rest are their mirrors, read only for
-    p_a), per set and in all, and every row's p_a."""
+    p_a), per set of ``sets`` and in all, and every row's p_a."""
     table = pq.read_table(path).to_pylist()
     p_a = [t.get(f"{judge}.p_a") for t in table]
     winners = [t[f"{judge}.winner"] for t in table][:scored]
@@ -96,7 +99,7 @@ def judged(path: Path, judge: str, rows: list[dict[str, Any]], scored: int) -> d
     truth = ["a" if int(r["label"]) == 1 else "b" for r in rows]
     right = [w == t for w, t in zip(winners, truth, strict=True)]
     by_set: dict[str, dict[str, Any]] = {}
-    for name in HELD_OUT:
+    for name in sets:
         picked = [ok for ok, r in zip(right, rows, strict=True) if r["set"] == name]
         by_set[name] = wilson(sum(picked), len(picked))
     ok = sum(t[f"{judge}.status"] == "ok" for t in table)  # of all rows, mirrors included
