@@ -37,36 +37,45 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from common import RESULTS, header, write
 from judge_quality import llmbar_rows
 
 SMALL, LARGE = "small", "large"  # the stages' names
-MODELS = {SMALL: "qwen2.5-coder-0.5b-instruct", LARGE: "qwen2.5-coder-1.5b-instruct"}
+MODELS = MappingProxyType({SMALL: "qwen2.5-coder-0.5b-instruct", LARGE: "qwen2.5-coder-1.5b-instruct"})
 TARGETS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 DEFAULT_SETS = "Natural,Adversarial_Neighbor"
 COUNTS = (30, 60, 90)  # calibration labels used, besides all of the calibration half
 ENGINE = {"model_max_length": 8192}
 
 
-PROBES: dict[str, str] = {}  # stage name -> probe head file (set from --probe)
+@dataclass(frozen=True)
+class Stages:
+    """Each stage's model, and the probe head of a stage judged in PROBE scoring (``--probe``)."""
+
+    models: Mapping[str, str] = field(default_factory=lambda: dict(MODELS))
+    probes: Mapping[str, str] = field(default_factory=dict)
 
 
-def stage(name: str) -> Any:
+def stage(stages: Stages, name: str) -> Any:
     """The stage ``name`` (small or large): pairwise/preference in LOGPROBS on its model (in PROBE with
     the stage's head, when given)."""
     from jurist import load_judge_config
 
-    head = PROBES.get(name)
+    head = stages.probes.get(name)
+    model = stages.models[name]
     scoring = {"judge_params.scoring": "PROBE", "judge_params.probe": head} if head else {}
     return load_judge_config(
         "pairwise/preference",
         {
             "judge_params.scoring": "LOGPROBS",
             **scoring,
-            "inference_config.model.model_name": None if MODELS[name] == "default" else MODELS[name],
+            "inference_config.model.model_name": None if model == "default" else model,
             "inference_config.model.model_max_length": ENGINE["model_max_length"],
             "inference_config.engine_params.gpu_memory_utilization": 0.2,
         },
@@ -74,12 +83,14 @@ def stage(name: str) -> Any:
     )
 
 
-def judged(name: str, rows: list[dict[str, Any]]) -> tuple[list[float | None], list[Any], float]:
+def judged(
+    stages: Stages, name: str, rows: list[dict[str, Any]]
+) -> tuple[list[float | None], list[Any], float]:
     """Each row's confidence and verdict as a cascade stage, and the judging seconds (load apart)."""
     from jurist import Engine
     from jurist.cascade.confidence import confidence_of, verdict_of
 
-    engine = Engine(stage(name))
+    engine = Engine(stage(stages, name))
     try:
         engine.outputs(rows[:1])  # load the model (and warm it) before the clock starts
         started = time.perf_counter()
@@ -152,7 +163,12 @@ def certification(
 
 
 def real_run(
-    rows: list[dict[str, Any]], calibration: list[int], target: float, delta: float, folder: Path
+    setup: Stages,
+    rows: list[dict[str, Any]],
+    calibration: list[int],
+    target: float,
+    delta: float,
+    folder: Path,
 ) -> dict[str, Any]:
     """``jurist bench --cascade`` at ``target``: its bench.json entry and its result rows."""
     from jurist.config.loading import config_to_yaml
@@ -166,7 +182,7 @@ def real_run(
     stages = []
     for name in (SMALL, LARGE):
         path = folder / f"{name}.yaml"
-        path.write_text(config_to_yaml(stage(name)))
+        path.write_text(config_to_yaml(stage(setup, name)))
         stages += ["--cascade", str(path)]
     out = folder / "bench"
     command = [sys.executable, "-m", "jurist", "bench", *stages, "-i", str(data), "-o", str(out),
@@ -196,13 +212,15 @@ def main() -> None:
     parser.add_argument("--rows", type=Path, default=None, help="JSONL rows instead of --sets (with a set).")
     args = parser.parse_args()
     suffix = "" if args.sets == DEFAULT_SETS else "." + args.sets.replace(",", "+")
+    setup = Stages(
+        {SMALL: args.small, LARGE: args.large},
+        {SMALL: str(args.probe.resolve())} if args.probe is not None else {},
+    )
     if args.probe is not None:
-        PROBES[SMALL] = str(args.probe.resolve())
         suffix = ".probe"
     out = args.out or RESULTS / f"cascade_qwen{suffix}.json"
     targets = tuple(float(t) for t in args.targets.split(","))
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-    MODELS.update({SMALL: args.small, LARGE: args.large})
 
     if args.rows is not None:
         given = [
@@ -217,7 +235,7 @@ def main() -> None:
     random.Random(0).shuffle(order)
     calibration, test = order[: len(rows) // 2], order[len(rows) // 2 :]
 
-    stages = {model: judged(model, rows) for model in (SMALL, LARGE)}
+    stages = {model: judged(setup, model, rows) for model in (SMALL, LARGE)}
     table = certification(stages, truth, calibration, test, args.delta, targets)
     alone = {
         model: {
@@ -234,7 +252,7 @@ def main() -> None:
         target = float(args.target)
 
     with tempfile.TemporaryDirectory() as scratch:
-        run = real_run(rows, calibration, target, args.delta, Path(scratch))
+        run = real_run(setup, rows, calibration, target, args.delta, Path(scratch))
     cascade_rows = {r["id"]: r for r in run["rows"]}
     entry = next(e for e in run["bench"]["results"] if str(e.get("judge", "")).startswith("cascade"))
     verdict_column = "cascade.winner"
@@ -244,8 +262,8 @@ def main() -> None:
     )
     results = {
         **header("cascade_qwen"),
-        "models": dict(MODELS),
-        "probe": PROBES.get(SMALL),
+        "models": dict(setup.models),
+        "probe": setup.probes.get(SMALL),
         "rows_file": str(args.rows) if args.rows else None,
         "command": "python benchmarks/cascade_qwen.py " + " ".join(sys.argv[1:]),
         "sets": sorted({r["set"] for r in rows}),
