@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -58,8 +58,8 @@ ENGINE = {"model_max_length": 8192}
 class Stages:
     """Each stage's model, and the probe head of a stage judged in PROBE scoring (``--probe``)."""
 
-    models: Mapping[str, str] = field(default_factory=lambda: dict(MODELS))
-    probes: Mapping[str, str] = field(default_factory=dict)
+    models: Mapping[str, str]
+    probes: Mapping[str, str]
 
 
 def stage(stages: Stages, name: str) -> Any:

@@ -27,18 +27,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from common import LLMBAR_SETS, RESULTS, header, llmbar_source
-from probe_heads import ENGINE, judged, jurist, length_rule, majority, mirror, write_jsonl
+from common import LLMBAR_SETS, RESULTS, header
+from probe_heads import ENGINE, judged, jurist, length_rule, majority, mirror, rows_of, write_jsonl
 
 
 def rows_between(start: int, stop: int) -> list[dict[str, Any]]:
     """Rows ``start`` to ``stop`` of every set (fewer where a set is shorter), tagged with set and row."""
-    folder = llmbar_source().parent
-    out: list[dict[str, Any]] = []
-    for name in LLMBAR_SETS:
-        records = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-        out += [{**r, "set": name, "row": f"{name}:{i}"} for i, r in enumerate(records) if start <= i < stop]
-    return out
+    return rows_of(dict.fromkeys(LLMBAR_SETS, (start, stop)))
 
 
 def main() -> None:

@@ -59,12 +59,13 @@ KEYS = (
 
 
 def all_rows(per_set: int | None) -> list[dict[str, Any]]:
-    """Every set's rows (the first ``per_set`` of each when given), each tagged with its set."""
+    """Every set's rows (the first ``per_set`` of each when given), each tagged with its set and its
+    position in the set."""
     folder = llmbar_source().parent
     rows: list[dict[str, Any]] = []
     for name in LLMBAR_SETS:
         records = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-        rows += [{**r, "set": name} for r in records[:per_set]]
+        rows += [{**r, "set": name, "position": i} for i, r in enumerate(records[:per_set])]
     return rows
 
 
@@ -93,8 +94,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         overrides["pairwise_judge_params.mode"] = "pointwise"
     judge = Judge(load_judge_config("pairwise/preference", overrides))
     rows = all_rows(args.per_set)
-    for i, row in enumerate(rows):
-        row["position"] = i - next(k for k, r in enumerate(rows) if r["set"] == row["set"])
     found = examples(judge, rows, [r["label"] for r in rows])
     if len(found.positions) != len(rows):
         raise SystemExit(f"rows not usable as examples: {found.skipped}")
