@@ -3,7 +3,7 @@
 Two simulated judges; each row gets, for each, a confidence ``c`` uniform in [0.5, 1) and a verdict that
 agrees with the label with probability ``accuracy(c)`` (stage 1: ``0.2 + 0.8 c``, from 0.6 to 1.0;
 stage 2: ``0.5 + 0.5 c``, from 0.75 to 1.0). For each of ``--draws`` calibration sets of ``--labels``
-rows, :func:`jurist.analysis.selective.calibrate_cascade` chooses both thresholds (target ``--target``,
+rows, :func:`jurist.stats.selective.calibrate_cascade` chooses both thresholds (target ``--target``,
 ``--delta``, the last stage abstaining below its threshold so that every kept verdict is covered), and the
 agreement of the kept verdicts is measured on ``--fresh`` fresh rows. The guarantee says: agreement >=
 target in at least ``1 - delta`` of the draws.
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from jurist.analysis.selective import calibrate_cascade
+from jurist.stats.selective import calibrate_cascade
 
 CURVES: tuple[Callable[[float], float], ...] = (lambda c: 0.2 + 0.8 * c, lambda c: 0.5 + 0.5 * c)
 CURVE_TEXT = ("0.2 + 0.8 c", "0.5 + 0.5 c")

@@ -9,7 +9,7 @@ and a test half, on which the kept verdicts' agreement with LLMBar's labels is m
 
 1. Both stages judge every row once (jurist's engine, one model at a time): the certification table, for
    each target agreement and number of calibration labels, calibrates the cascade
-   (:func:`jurist.analysis.selective.calibrate_cascade`: fixed-sequence testing, exact binomial bound,
+   (:func:`jurist.stats.selective.calibrate_cascade`: fixed-sequence testing, exact binomial bound,
    at ``--delta``) on the first N calibration rows and applies the thresholds to the test half: whether the
    target certified, the share stage 1 decides, the measured agreement of its kept verdicts and of all the
    cascade's verdicts, beside each model alone.
@@ -121,7 +121,7 @@ def certification(
 ) -> list[dict[str, Any]]:
     """Per target and label count: the thresholds calibrated on the first N calibration rows, applied to the
     test rows."""
-    from jurist.analysis.selective import calibrate_cascade
+    from jurist.stats.selective import calibrate_cascade
 
     (c1, v1, _), (_, v2, _) = stages[SMALL], stages[LARGE]
     correct = {name: [v == t for v, t in zip(s[1], truth, strict=True)] for name, s in stages.items()}

@@ -128,7 +128,7 @@ def run_calibrated_cascade(
         return CascadeOutcome(
             summary.as_dict(),
             table.table.to_pylist(),
-            {name: report["accuracy"] for name, report in agree.items()},
+            {name: report["accuracy"]["estimate"] for name, report in agree.items()},
             table.metadata["cascade"],
             list(notes),
         )

@@ -91,11 +91,12 @@ def pct(share: dict[str, Any] | None, interval: bool = True) -> str:
 
 def baseline(quality: dict[str, Any], name: str) -> str:
     """A baseline's accuracy on the same rows, starred where the judge does not beat it (runs made before
-    baselines were recorded show a dash)."""
-    found = (quality.get("baselines") or {}).get(name)
-    if not found or found.get("accuracy") is None:
+    baselines were recorded show a dash; runs made before shares had one shape hold it as ``accuracy``)."""
+    found = (quality.get("baselines") or {}).get(name) or {}
+    accuracy = found.get("estimate", found.get("accuracy"))
+    if accuracy is None:
         return "–"
-    return f"{100 * found['accuracy']:.1f}" + ("*" if found.get("beaten") == "no" else "")
+    return f"{100 * accuracy:.1f}" + ("*" if found.get("beaten") == "no" else "")
 
 
 def table(results: dict[str, Any]) -> str:
@@ -131,8 +132,8 @@ def table(results: dict[str, Any]) -> str:
 
 def baselines_table(sets: list[str]) -> str:
     """The baselines of every set (they depend on the data alone), as a Markdown table with intervals."""
-    from jurist.analysis.baselines import baselines
     from jurist.analysis.labels import normalize_labels
+    from jurist.stats.baselines import baselines
 
     names = ("majority", "first shown", "longer answer", "shorter answer")
     lines = [
@@ -146,9 +147,9 @@ def baselines_table(sets: list[str]) -> str:
         found = {b.name: b for b in baselines(truth, pairwise=True, lengths=lengths)}
         cells = []
         for key in names:
-            b = found[key]
-            low, high = b.interval or (0.0, 0.0)
-            cells.append(f"{100 * (b.accuracy or 0):.1f} [{100 * low:.1f}, {100 * high:.1f}]")
+            share = found[key].share
+            low, high = share.interval or (0.0, 0.0)
+            cells.append(f"{100 * (share.estimate or 0):.1f} [{100 * low:.1f}, {100 * high:.1f}]")
         lines.append(f"| {name} | {len(rows)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -170,7 +171,7 @@ average (not reported on these MT-Bench pairs)."""
 
 def _pooled(shares: list[dict[str, Any]]) -> str:
     """Shares over several sets pooled (successes over trials), with a Wilson interval."""
-    from jurist.analysis.agreement import wilson_interval
+    from jurist.stats.share import wilson_interval
 
     right, rows = sum(s["successes"] for s in shares), sum(s["trials"] for s in shares)
     low, high = wilson_interval(right, rows) or (0.0, 0.0)
@@ -180,8 +181,8 @@ def _pooled(shares: list[dict[str, Any]]) -> str:
 def summary_table(results: dict[str, Any]) -> str:
     """The README's table: LOGPROBS runs over every set (both orders and pointwise) per group of sets, the
     baselines on the same rows and GPT-4 in the LLMBar paper."""
-    from jurist.analysis.baselines import baselines
     from jurist.analysis.labels import normalize_labels
+    from jurist.stats.baselines import baselines
 
     lines = ["| judge | " + " | ".join(GROUPS) + " |", "|---|" + "---|" * len(GROUPS)]
     for record in results.get("runs", {}).values():
@@ -199,7 +200,7 @@ def summary_table(results: dict[str, Any]) -> str:
                 truth = normalize_labels([r["label"] for r in rows], pairwise=True)
                 lengths = [(float(len(r["output_1"])), float(len(r["output_2"]))) for r in rows]
                 found = {b.name: b for b in baselines(truth, pairwise=True, lengths=lengths)}
-                shares.append({"successes": found[rule].right, "trials": found[rule].rows})
+                shares.append(found[rule].share.as_dict())
             cells.append(_pooled(shares))
         lines.append(f"| baseline: {rule} | " + " | ".join(cells) + " |")
     lines.append("| GPT-4 (LLMBar paper) | " + " | ".join(PAPER[g] for g in GROUPS) + " |")

@@ -5,7 +5,7 @@
 Each draw makes a fresh population: human labels (1 with probability 0.7, the true mean) and a judge's
 P(yes) that leans toward yes (a logistic of 1.5 + 2 (label - 0.5) + normal noise), so that the judge's own
 mean is about 0.1 too high. ``--labels`` random rows keep their labels; the rest only have the judge's
-score. It counts how often the 95 % PPI++ interval (:func:`jurist.analysis.estimate.ppi_mean`) covers 0.7,
+score. It counts how often the 95 % PPI++ interval (:func:`jurist.stats.estimate.ppi_mean`) covers 0.7,
 and the same for the labels-only interval and the judge-only interval, with the median ratio of the PPI++
 interval's width to the labels-only one. Results: ``benchmarks/results/ppi_coverage.json``.
 """
@@ -32,7 +32,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "ppi_coverage.json")
     args = parser.parse_args()
 
-    from jurist.analysis.estimate import ppi_mean
+    from jurist.stats.estimate import ppi_mean
 
     rng = np.random.default_rng(args.seed)
     covered = {"ppi": 0, "labels_only": 0, "judge_only": 0}

@@ -120,13 +120,14 @@ def main() -> None:
     results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     results[Path(args.model).name] = entry
     path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    length = entry["held_out_baselines"]["length_rule_fitted_on_the_fitted_rows"]
     print(
         json.dumps(
             {
-                mode: {"accuracy": r["accuracy"]["value"], "rows_per_second": r["rows_per_second"]}
+                mode: {"accuracy": r["accuracy"]["estimate"], "rows_per_second": r["rows_per_second"]}
                 for mode, r in runs.items()
             }
-            | {"length_rule": entry["held_out_baselines"]["length_rule_fitted_on_the_fitted_rows"]["value"]},
+            | {"length_rule": length["estimate"]},
             indent=1,
         )
     )

@@ -81,10 +81,10 @@ def jurist(*args: str) -> float:
 
 
 def wilson(right: int, n: int) -> dict[str, Any]:
-    from jurist.analysis.agreement import wilson_interval
+    """A share with its Wilson 95 % interval (:class:`jurist.stats.share.Share` as a dict)."""
+    from jurist.stats.share import Share
 
-    interval = wilson_interval(right, n)
-    return {"right": right, "n": n, "value": right / n, "ci95": list(interval) if interval else None}
+    return Share(right, n).as_dict()
 
 
 def judged(
@@ -137,7 +137,7 @@ def analysis(
     from jurist.judges.judge import Judge
     from jurist.probe.examples import examples
     from jurist.probe.features import extract
-    from jurist.probe.fit import FitSettings, choose, fit, row_probabilities, share
+    from jurist.probe.fit import FitSettings, choose, fit, row_probabilities
     from jurist.probe.fit import train as train_head
 
     overrides = {"judge_params.scoring": "LOGPROBS", "inference_config.model.model_name": args.model,
@@ -212,8 +212,8 @@ def analysis(
         own_right = int(np.sum(own_probs.argmax(axis=1) == found.truth[held_index]))
         out["leave_one_source_out"][name] = {
             "layer": layers[li],
-            "accuracy": share(right, len(held_index)),
-            "own_verdict": share(own_right, len(held_index)),
+            "accuracy": wilson(right, len(held_index)),
+            "own_verdict": wilson(own_right, len(held_index)),
             "length_rule_fitted_on_the_others": length_rule(
                 [rows[i] for i in fit_index], [rows[i] for i in held_index]
             ),

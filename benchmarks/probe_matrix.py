@@ -75,14 +75,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from jurist.judges.judge import Judge
     from jurist.probe.examples import examples
     from jurist.probe.features import default_layers, extract
-    from jurist.probe.fit import (
-        FitSettings,
-        fit,
-        learning_curve,
-        row_probabilities,
-        share,
-    )
+    from jurist.probe.fit import FitSettings, fit, learning_curve, row_probabilities
     from jurist.probe.fit import train as train_head
+    from jurist.stats.share import Share
+
+    def share(right: int, n: int) -> dict[str, Any]:
+        return Share(right, n).as_dict()
 
     overrides: dict[str, Any] = {
         "judge_params.scoring": "LOGPROBS",
@@ -212,9 +210,9 @@ def main() -> None:
     path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     summary = {
         name: {
-            "head": e["accuracy"]["value"],
-            "own": (e.get("own_verdict") or {}).get("value"),
-            "length": (e["baselines"].get("length_rule") or {}).get("value"),
+            "head": e["accuracy"]["estimate"],
+            "own": (e.get("own_verdict") or {}).get("estimate"),
+            "length": (e["baselines"].get("length_rule") or {}).get("estimate"),
         }
         for name, e in entry["per_set"].items()
     }

@@ -73,9 +73,9 @@ def main() -> None:
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
 
     from jurist import Engine, InferenceConfig
-    from jurist.backends import for_label_scores
     from jurist.backends.vllm.backend import VLLMBackend
     from jurist.bench.quality import quality
+    from jurist.records import EngineUse
 
     rows = llmbar_rows(args.sets.split(","), args.limit)
     engine_config = InferenceConfig.model_validate(
@@ -84,7 +84,8 @@ def main() -> None:
             "engine_params": {"gpu_memory_utilization": 0.2},
         }
     )
-    backend = VLLMBackend(for_label_scores(engine_config) if args.mode == "logprobs" else engine_config)
+    use = EngineUse(label_scores=args.mode == "logprobs")  # the lm_head in float32, as a LOGPROBS run has
+    backend = VLLMBackend(engine_config.model_copy(update={"use": use}))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     results = json.loads(args.out.read_text()) if args.out.exists() else header("prompt_variants")
     try:

@@ -120,10 +120,12 @@ def _submodels(annotation: Any) -> Iterator[tuple[type[BaseModel], bool]]:
 
 
 def model_keys(model: type[BaseModel], prefix: str = "") -> list[Key]:
-    """Every key of ``model``, depth first: a section's own keys, then its subsections' (``a.b``; a list of
-    sections is ``a[].b``)."""
+    """Every key of ``model`` a config may set, depth first: a section's own keys, then its subsections'
+    (``a.b``; a list of sections is ``a[].b``). Fields excluded from dumps are jurist's, never a config's."""
     keys: list[Key] = []
     for name, info in model.model_fields.items():
+        if info.exclude:
+            continue
         dotted = f"{prefix}{name}"
         annotation = info.annotation
         keys.append(Key(dotted, _type_name(annotation) + _bounds(info), _default(info), _description(info)))

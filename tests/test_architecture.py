@@ -110,11 +110,12 @@ def test_no_module_imports_another_in_a_cycle() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "_version", "records"),
     ("io",),
+    ("labels", "stats"),  # labels: the labels file, label sources and joining, sampling; stats: the numbers
     ("analysis",),
     ("config",),
     ("models",),
     ("answer",),
-    ("render",),
+    ("render", "scoring"),  # scoring: one object per scoring mode (GENERATE, LOGPROBS, PROBE)
     ("judges",),
     ("backends",),
     ("engine",),

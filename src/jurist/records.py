@@ -1,19 +1,46 @@
 """The neutral records between a judge and a model: what is sent (:class:`GenerationRequest`,
-:class:`LabelRequest`, :class:`RewardRequest`, made of :class:`Message` and a :class:`Constraint`) and what
-comes back (:class:`Completion`, :class:`LabelScores`, :class:`RewardScores`).
+:class:`LabelRequest`, :class:`RewardRequest`, :class:`StateRequest`, made of :class:`Message` and a
+:class:`Constraint`) and what comes back (:class:`Completion`, :class:`LabelScores`, :class:`RewardScores`,
+:class:`HiddenState`), and what judges ask of an engine beyond generation (:class:`EngineUse`).
 
 They sit at the bottom of jurist: answer formats, rendering and judges build them, and every engine adapter
 (:mod:`jurist.backends`) reads them, without either depending on the other. The constraint travels in a
-neutral form: each backend translates it into its engine's arguments.
+neutral form: each backend translates it into its engine's arguments. Each request type names the backend
+method that answers it (``method``), the engine capability that method needs (``capability``: None for
+generation, which every engine has) and the answer a request gets when it cannot be answered
+(:meth:`failed`): the engine sends requests, and wrappers forward them, by these alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 FinishReason = Literal["stop", "length", "too_long", "error"]
+Capability = Literal["label_scores", "hidden_states", "rewards"]
+"""What an engine can do besides generating: score labels after a prefill, give a prompt's last hidden state
+at a layer, run a sequence-classification (reward) model. The engine table says which engines can
+(:data:`jurist.backends.registry.ENGINES`)."""
+
+
+@dataclass(frozen=True)
+class EngineUse:
+    """What the judges on one engine ask of it besides generation, decided by their scoring modes
+    (:mod:`jurist.scoring`), never by a config file: ``label_scores`` (a judge reads label probabilities: the
+    output projection runs in float32 where the engine can) and ``hidden_states_layer`` (a judge reads
+    prompts' last hidden states after this many transformer layers: the engine may load the model cut
+    there, for hidden states only)."""
+
+    label_scores: bool = False
+    hidden_states_layer: int | None = None
+
+    def merged(self, other: EngineUse) -> EngineUse:
+        """The use of an engine that serves both (their hidden-state layers must agree: they share the key
+        of one engine)."""
+        return EngineUse(
+            self.label_scores or other.label_scores, self.hidden_states_layer or other.hidden_states_layer
+        )
 
 
 @dataclass(frozen=True)
@@ -93,6 +120,14 @@ class GenerationRequest:
     logprobs: int | None = None
     prefix: str = ""
 
+    method: ClassVar[str] = "generate"
+    action: ClassVar[str] = "generate"
+    capability: ClassVar[Capability | None] = None
+
+    @staticmethod
+    def failed(error: str) -> Completion:
+        return Completion("", "error", error=error)
+
 
 @dataclass(frozen=True)
 class Completion:
@@ -129,6 +164,14 @@ class LabelRequest:
     answer_suffix: str = ""
     with_suffix: bool = False
 
+    method: ClassVar[str] = "score_labels"
+    action: ClassVar[str] = "score labels"
+    capability: ClassVar[Capability | None] = "label_scores"
+
+    @staticmethod
+    def failed(error: str) -> LabelScores:
+        return LabelScores(None, "error", error=error)
+
 
 @dataclass(frozen=True)
 class LabelScores:
@@ -148,6 +191,14 @@ class RewardRequest:
 
     messages: tuple[Message, ...]
 
+    method: ClassVar[str] = "score_rewards"
+    action: ClassVar[str] = "run a reward model or classifier"
+    capability: ClassVar[Capability | None] = "rewards"
+
+    @staticmethod
+    def failed(error: str) -> RewardScores:
+        return RewardScores(None, "error", error=error)
+
 
 @dataclass(frozen=True)
 class RewardScores:
@@ -158,3 +209,40 @@ class RewardScores:
     finish_reason: FinishReason = "stop"
     prompt_tokens: int = 0
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class StateRequest:
+    """Ask for the hidden state of a prompt's last token after ``layer`` transformer layers (1 = the first
+    layer's output), passed through the model's final norm, as vLLM's pooling runner returns it for a model
+    cut after that layer (LAST pooling, no normalisation). The prompt is the chat template's, then
+    ``answer_prefix`` (the assistant's turn begun, as a :class:`LabelRequest` reads its labels after it)."""
+
+    messages: tuple[Message, ...]
+    layer: int
+    answer_prefix: str = ""
+
+    method: ClassVar[str] = "hidden_states"
+    action: ClassVar[str] = "read hidden states"
+    capability: ClassVar[Capability | None] = "hidden_states"
+
+    @staticmethod
+    def failed(error: str) -> HiddenState:
+        return HiddenState(None, "error", error=error)
+
+
+@dataclass(frozen=True)
+class HiddenState:
+    """The answer to a :class:`StateRequest`: ``values``, a float32 vector of the model's hidden size (a NumPy
+    array), or None; ``finish_reason`` as for :class:`Completion`."""
+
+    values: Any
+    finish_reason: FinishReason = "stop"
+    prompt_tokens: int = 0
+    error: str | None = None
+
+
+Request = GenerationRequest | LabelRequest | RewardRequest | StateRequest
+Answer = Completion | LabelScores | RewardScores | HiddenState
+REQUEST_TYPES: tuple[type[Request], ...] = (GenerationRequest, LabelRequest, RewardRequest, StateRequest)
+"""Every request type, in the order the engine sends a round's requests."""

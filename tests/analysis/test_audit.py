@@ -12,11 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from evidence_data import run_pairwise, run_pointwise
-from jurist.analysis.agreement import cohen_kappa
-from jurist.analysis.audit import _kappa, audit_judge, default_responses, proportion, slope
+from jurist.analysis.audit import _kappa, audit_judge, default_responses, slope
 from jurist.analysis.labels import join_labels
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
+from jurist.stats.agreement import cohen_kappa
+from jurist.stats.share import Share
 
 
 def hand_slope(x: list[float], y: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
@@ -41,7 +42,7 @@ def hand_wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, fl
 
 
 def test_wilson_and_slope_match_the_textbook_formulas() -> None:
-    got = proportion(37, 90, 0.95)
+    got = Share(37, 90, 0.95).as_dict()
     assert (got["low"], got["high"]) == pytest.approx(hand_wilson(37, 90), abs=1e-9)
     rng = np.random.default_rng(3)
     x = rng.uniform(0, 10, 50).tolist()

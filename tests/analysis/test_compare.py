@@ -14,9 +14,9 @@ from statsmodels.stats.inter_rater import cohens_kappa
 
 from compare_data import PLAN, pair_rows, plan_rows, run_pair_side, run_side, write_rows
 from jurist.analysis.compare import compare_tables
-from jurist.analysis.paired import accuracy_difference, kappa_interval, mcnemar, paired_difference
 from jurist.errors import InputError
 from jurist.io.results import ResultTable
+from jurist.stats.paired import accuracy_difference, kappa_interval, mcnemar, paired_difference
 
 
 # ------------------------------------------------------------------------------------------ statistics
@@ -202,7 +202,7 @@ def test_the_accuracies_and_their_difference_match_a_direct_count(tables: dict[s
     commonest = max(sorted(set(labels_seen)), key=labels_seen.count)
     majority = report["baselines"]["majority"]
     assert majority["rule"] == f"always {commonest!r}"
-    assert majority["right"] == labels_seen.count(commonest) and majority["rows"] == len(compared)
+    assert majority["successes"] == labels_seen.count(commonest) and majority["trials"] == len(compared)
     assert "first shown" not in report["baselines"]  # not a pairwise judge
     # half the rows labelled (GENERATE: no confidences, so lambda 0): the stratified mean by hand
     half = [t if i % 2 == 0 else None for i, t in enumerate(truth)]
@@ -247,7 +247,7 @@ def test_pairwise_winners_flip(tables: dict[str, Path]) -> None:
     labels = ["1"] * 20  # LLMBar's 1: answer a is better
     found = compare_tables(a, b, labels=labels)["labels"]
     assert found["accuracy_a"]["successes"] == 4 + 6 and found["accuracy_b"]["successes"] == 2 + 6
-    assert found["baselines"]["first shown"]["accuracy"] == 1.0  # every label says a, shown first
+    assert found["baselines"]["first shown"]["estimate"] == 1.0  # every label says a, shown first
     assert found["prediction"] == "confidences"
 
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evidence_data import run_pointwise
-from jurist.analysis.estimate import corrected_mean, estimate_judge, ppi_mean, ppi_weighted_mean
+from jurist.analysis.estimate import estimate_judge
 from jurist.analysis.label_file import Strategy
 from jurist.analysis.labels import join_labels, join_probabilities
 from jurist.analysis.sampling import SamplingPlan, active_probabilities, design
@@ -21,6 +21,7 @@ from jurist.cli import app
 from jurist.errors import InputError
 from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
+from jurist.stats.estimate import corrected_mean, ppi_mean, ppi_weighted_mean
 
 sm = pytest.importorskip("statsmodels.api")
 

@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from jurist import Engine, ScriptedBackend, load_judge_config
-from jurist.analysis.calibration import Calibration, expected_calibration_error, fit, fit_isotonic, fit_platt
 from jurist.errors import ConfigError, InputError
 from jurist.records import Completion, LabelRequest, LabelScores
+from jurist.stats.calibration import Calibration, expected_calibration_error, fit, fit_isotonic, fit_platt
 
 ROWS = [{"question": "q", "answer": "a"}]
 

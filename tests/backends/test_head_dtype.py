@@ -1,4 +1,4 @@
-"""The lm_head in float32 for judges that read label probabilities: which engines are told, what a run
+"""The lm_head in float32 for judges that read label probabilities: what vLLM is told, what a run
 shares, and engine NATIVE's float32 projection checked against a computation of its own."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from installed import have
 from jurist import Engine, InferenceConfig, ScriptedBackend
-from jurist.backends import for_label_scores
-from jurist.records import LabelRequest, Message
+from jurist.backends.vllm.params import engine_params, lm_head_dtype
+from jurist.records import EngineUse, LabelRequest, Message
 
 LOGPROBS = {"name": "lp", "judge_params": {"prompt_template": "Is it true? {text}", "scoring": "LOGPROBS"}}
 GENERATE = {"name": "gen", "judge_params": {"prompt_template": "Is it true? {text}"}}
@@ -22,16 +22,13 @@ LABELLED = {
 }
 
 
-def test_only_vllm_is_told_and_an_explicit_choice_stands() -> None:
-    vllm = InferenceConfig.model_validate({"engine_params": {"gpu_memory_utilization": 0.2}})
-    assert for_label_scores(vllm).engine_params == {"gpu_memory_utilization": 0.2, "head_dtype": "float32"}
-    assert vllm.engine_params == {"gpu_memory_utilization": 0.2}  # the caller's config is not changed
-    kept = InferenceConfig.model_validate({"engine_params": {"head_dtype": "model"}})
-    assert for_label_scores(kept).engine_params == {"head_dtype": "model"}
-    native = InferenceConfig.model_validate({"engine": "NATIVE"})
-    assert for_label_scores(native) == native  # NATIVE projects label scores in float32 by itself
-    remote = InferenceConfig.model_validate({"engine": "OPENAI", "model": {"model_name": "m"}})
-    assert for_label_scores(remote) == remote
+def test_vllm_takes_float32_for_label_scores_and_an_explicit_choice_stands() -> None:
+    auto = engine_params({"gpu_memory_utilization": 0.2})
+    assert lm_head_dtype(auto, EngineUse(label_scores=True)) == "float32"
+    assert lm_head_dtype(auto, EngineUse()) == "auto"  # generation alone keeps the model's dtype
+    assert lm_head_dtype(auto, EngineUse(hidden_states_layer=3)) == "auto"  # a probe engine reads no labels
+    model = engine_params({"head_dtype": "model"})
+    assert lm_head_dtype(model, EngineUse(label_scores=True)) == "model"
 
 
 @pytest.mark.parametrize(
@@ -55,8 +52,9 @@ def test_a_run_asks_for_the_float32_head_when_a_judge_reads_labels(
         )
 
     Engine(judges, backend_factory=factory).run([{"text": "x"}])
-    assert len(made) == 1
-    assert made[0].engine_params.get("head_dtype") == head
+    assert len(made) == 1  # one engine for every judge on the model
+    assert made[0].use == EngineUse(label_scores=head == "float32")
+    assert "head_dtype" not in made[0].engine_params  # the config's engine_params are left as given
 
 
 @pytest.mark.skipif(not have("torch", "transformers"), reason="torch/transformers not installed")

@@ -124,7 +124,7 @@ def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> No
     p_e = sum((winners.count(c) / 40) * (truth.count(c) / 40) for c in categories)
     kappa = (p_o - p_e) / (1 - p_e)
     report = agreement_report(table, labels_for_table(table, column="label"))["preference"]
-    assert report["accuracy"] == pytest.approx(accuracy)
+    assert report["accuracy"]["estimate"] == pytest.approx(accuracy)
     assert report["order_consistency"] == pytest.approx(consistency)
     assert report["cohen_kappa"] == pytest.approx(kappa)
     assert report["accuracy_by_order"]["ab"] == pytest.approx(

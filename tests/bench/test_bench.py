@@ -61,7 +61,7 @@ def test_scripted_bench_measures_every_model_and_mode(tmp_path: Path) -> None:
     loaded: list[tuple[str | None, str | None]] = []
 
     def factory(config: InferenceConfig) -> Any:
-        loaded.append((config.model.model_name, config.engine_params.get("head_dtype")))
+        loaded.append((config.model.model_name, "labels" if config.use.label_scores else None))
         if config.model.model_name == "streams":
             return ScriptedStreamingBackend(answer, labels=labels, model_id="streams", window=4)
         return ScriptedBackend(answer, labels=labels, model_id=config.model.model_name or "scripted")
@@ -78,7 +78,7 @@ def test_scripted_bench_measures_every_model_and_mode(tmp_path: Path) -> None:
     bench = run_bench(spec, factory, progress=None)
     # one model after another; each loaded once for generation and once with the float32 head that
     # label scoring gets in a run (on CPU vLLM decodes 3.4x slower with it: generation is measured without)
-    assert loaded == [("batches", None), ("batches", "float32"), ("streams", None), ("streams", "float32")]
+    assert loaded == [("batches", None), ("batches", "labels"), ("streams", None), ("streams", "labels")]
     assert {"benchmark", "started", "environment", "settings", "results"} <= set(bench)
     assert {"cpu", "cores", "gpus", "memory_gb"} <= set(bench["environment"]["machine"])
     assert [(r["model"], r["mode"]) for r in bench["results"]] == [

@@ -142,9 +142,7 @@ def test_the_baselines_stand_beside_the_accuracy_counted_by_hand() -> None:
     assert list(quality["baselines"]) == list(expected)
     for name, right in expected.items():
         entry = quality["baselines"][name]
-        assert entry["right"] == right and entry["rows"] == len(CASES)
-        low, high = wilson(right, len(CASES))
-        assert entry["interval"] == pytest.approx((low, high), abs=1e-9)
+        check_share(entry, right, len(CASES))
         judge_low, _ = wilson(judge_right, len(CASES))
         word = "no" if judge_right <= right else "yes" if judge_low > right / len(CASES) else "unclear"
         assert entry["beaten"] == word

@@ -108,7 +108,7 @@ def test_a_calibrated_cascade_on_llmbar(llmbar: Path, tmp_path: Path) -> None:
     # the final columns feed `agree` like any judge's
     agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
     right = sum(r["cascade.winner"] == ("a" if r["label"] == 1 else "b") for r in data)
-    assert agree["cascade"]["accuracy"] == pytest.approx(right / len(rows))
+    assert agree["cascade"]["accuracy"]["estimate"] == pytest.approx(right / len(rows))
     # a rerun finds the run complete and judges nothing, not even the labelled rows
     before = log.read_text()
     again = run_cascade(llmbar, output, settings, stages)

@@ -50,6 +50,8 @@ def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
 
 def _fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for name, info in model.model_fields.items():
+        if info.exclude:  # set by jurist (inference_config.use), refused in a config
+            continue
         yield f"{prefix}{name}", info
         for sub in _models_in(info.annotation):
             yield from _fields(sub, f"{prefix}{name}.")

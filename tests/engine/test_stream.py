@@ -12,10 +12,10 @@ import pytest
 from jurist import Engine, ScriptedBackend
 from jurist.backends.base import RequestFeed
 from jurist.backends.scripted import ScriptedStreamingBackend
-from jurist.judges.base import Answer, Step
+from jurist.judges.base import Step
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
-from jurist.records import Completion, GenerationRequest
+from jurist.records import Answer, Completion, GenerationRequest
 
 JUDGE = {"name": "j", "judge_params": {"prompt_template": "Q: {question}", "include_explanation": True}}
 PAIR = {

@@ -181,7 +181,8 @@ def test_agreement_with_human_labels_by_hand() -> None:
     assert table["p.winner"].to_pylist() == ["a", "a", "tie", "b"]
     report = agreement_report(table, labels_for_table(table, column="label"))["p"]
     # labels 1,2,1,2 -> a,b,a,b; right on rows 0 and 3
-    assert report["accuracy"] == 0.5
+    assert report["accuracy"]["estimate"] == 0.5
+    assert (report["accuracy"]["successes"], report["accuracy"]["trials"]) == (2, 4)
     # kappa: p_o = 2/4; predicted a .5, tie .25, b .25; truth a .5, b .5
     # p_e = .5*.5 + .25*.5 = .375; kappa = (.5 - .375) / (1 - .375) = 0.2
     assert report["cohen_kappa"] == pytest.approx(0.2)

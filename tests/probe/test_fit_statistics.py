@@ -11,8 +11,11 @@ import pytest
 from scipy.stats import norm
 
 from jurist.errors import InputError
+from jurist.models.probe_head import LinearHead
 from jurist.probe.examples import Examples, Shape
-from jurist.probe.fit import FitSettings, expected_calibration_error, fit, row_probabilities, train
+from jurist.probe.fit import FitSettings, fit, row_probabilities, train
+from jurist.stats.calibration import expected_calibration_error
+from jurist.stats.share import Share
 
 PAIR = Shape("pairwise", ("A", "B"), ("a", "b"))
 
@@ -44,11 +47,12 @@ def test_nested_cross_validation_finds_the_layer_and_reaches_the_known_accuracy(
     states, truth = pair_states(rng, 400, 8, signal)
     result = fit(examples_of(PAIR, truth), states, None, (4, 8, 12), FitSettings(folds=5, inner_folds=4))
     bayes = norm.cdf(signal * math.sqrt(2))
-    measured = result.report["accuracy"]["value"]
+    measured = result.report["accuracy"]["estimate"]
     assert abs(measured - bayes) < 3 * math.sqrt(bayes * (1 - bayes) / 400) + 0.02
     assert result.layer == 8 and set(result.report["layers_chosen_in_folds"]) == {8}
-    low, high = result.report["accuracy"]["ci95"]
+    low, high = result.report["accuracy"]["low"], result.report["accuracy"]["high"]
     assert low < measured < high
+    assert result.report["accuracy"] == Share(round(measured * 400), 400).as_dict()
     assert result.report["by_layer"]["8"] > max(
         result.report["by_layer"]["4"], result.report["by_layer"]["12"]
     )
@@ -60,7 +64,7 @@ def test_noise_features_give_chance_accuracy_not_a_flattered_one() -> None:
     rng = np.random.default_rng(2)
     states, truth = pair_states(rng, 300, 16, 0.0)
     result = fit(examples_of(PAIR, truth), states, None, (1, 2, 3), FitSettings(folds=5, inner_folds=3))
-    assert abs(result.report["accuracy"]["value"] - 0.5) < 3 * math.sqrt(0.25 / 300) + 0.01
+    assert abs(result.report["accuracy"]["estimate"] - 0.5) < 3 * math.sqrt(0.25 / 300) + 0.01
 
 
 def test_a_pairwise_heads_p_a_is_one_minus_its_mirrors() -> None:
@@ -71,8 +75,8 @@ def test_a_pairwise_heads_p_a_is_one_minus_its_mirrors() -> None:
     mirrored = row_probabilities(PAIR, head, states[:, ::-1, 1])  # the same prompts, orders swapped
     np.testing.assert_allclose(probs[:, 0], 1 - mirrored[:, 0], atol=1e-12)
     pointwise_pair = Shape("pointwise_pair", ("Yes", "No"), ("a", "b"), yes=0)
-    pp_probs = pointwise_pair.row_probabilities(head.label_probabilities(states[:, :, 1]))
-    pp_mirror = pointwise_pair.row_probabilities(head.label_probabilities(states[:, ::-1, 1]))
+    pp_probs = pointwise_pair.row_probabilities(head.probabilities(states[:, :, 1]))
+    pp_mirror = pointwise_pair.row_probabilities(head.probabilities(states[:, ::-1, 1]))
     np.testing.assert_allclose(pp_probs[:, 0], 1 - pp_mirror[:, 0], atol=1e-12)
 
 
@@ -101,9 +105,9 @@ def test_the_length_rule_is_fitted_on_training_rows_and_counted_like_a_hand_coun
     result = fit(
         examples_of(PAIR, truth, lengths), states, None, (1, 2, 3), FitSettings(folds=5, inner_folds=3)
     )
-    assert result.report["baselines"]["length_rule"]["right"] == 90
+    assert result.report["baselines"]["length_rule"] == Share(90, 100).as_dict()
     majority = int(max(np.sum(truth == 0), np.sum(truth == 1)))
-    assert abs(result.report["baselines"]["majority"]["right"] - majority) <= 10  # chosen per training fold
+    assert abs(result.report["baselines"]["majority"]["successes"] - majority) <= 10  # chosen per fold
 
 
 def test_the_judges_own_verdict_is_scored_on_the_same_rows() -> None:
@@ -114,7 +118,7 @@ def test_the_judges_own_verdict_is_scored_on_the_same_rows() -> None:
     own[:, :, 1] = 0.1
     result = fit(examples_of(PAIR, truth), states, own, (1, 2, 3), FitSettings(folds=4, inner_folds=3))
     # p_a = (0.9 + 0.1) / 2 = 0.5 on every row: argmax picks a, right exactly where a wins
-    assert result.report["own_verdict"]["right"] == int(np.sum(truth == 0))
+    assert result.report["own_verdict"]["successes"] == int(np.sum(truth == 0))
 
 
 def test_a_pointwise_head_on_three_labels() -> None:
@@ -124,7 +128,7 @@ def test_a_pointwise_head_on_three_labels() -> None:
     states = rng.normal(size=(300, 1, 2, 6))
     states[np.arange(300), 0, 0, truth] += 2.0  # layer 1 (index 0) names the class
     result = fit(examples_of(shape, truth), states, None, (3, 6), FitSettings(folds=5, inner_folds=3))
-    assert result.layer == 3 and result.report["accuracy"]["value"] > 0.75
+    assert result.layer == 3 and result.report["accuracy"]["estimate"] > 0.75
     assert result.head.coef.shape == (3, 6)
 
 
@@ -133,3 +137,30 @@ def test_too_few_labelled_rows_are_refused_with_the_counts() -> None:
     states, truth = pair_states(rng, 12, 4, 1.0)
     with pytest.raises(InputError, match="at least 20 labelled rows"):
         fit(examples_of(PAIR, truth), states, None, (1, 2, 3), FitSettings())
+
+
+def test_the_fit_trains_and_measures_the_head_judging_reads() -> None:
+    """The fitted head is the arrays a head file holds: a ProbeHead built from them (as ``jurist probe fit``
+    writes it) gives judging the very log-probabilities the fit measured its accuracy with."""
+    from jurist.models.probe_head import ProbeHead, ProbeModel
+
+    rng = np.random.default_rng(9)
+    states, truth = pair_states(rng, 60, 4, 1.0)
+    head = train(PAIR, states[:, :, 1], truth, 0.3)
+    assert isinstance(head, LinearHead)
+    saved = ProbeHead(
+        model=ProbeModel(name="m", weights=None, num_layers=2, hidden_size=4),
+        layer=1,
+        judge="j",
+        prompt_fingerprint="p",
+        answer_fingerprint="a",
+        labels=("A", "B"),
+        mean=tuple(head.mean.tolist()),
+        scale=tuple(head.scale.tolist()),
+        coef=tuple(tuple(row) for row in head.coef.tolist()),
+        intercept=tuple(head.intercept.tolist()),
+    )
+    features = states[:, 0, 1]
+    np.testing.assert_array_equal(saved.log_probabilities(features), head.log_probabilities(features))
+    probabilities = head.probabilities(features)
+    np.testing.assert_allclose(np.exp(head.log_probabilities(features)), probabilities, atol=1e-15)

@@ -64,10 +64,19 @@ def test_a_head_file_round_trips_and_a_probe_judge_loads_it(tmp_path: Path) -> N
     judge = Judge(
         load_judge_config(PAIRWISE, {"judge_params.scoring": "PROBE", "judge_params.probe": str(path)})
     )
-    assert judge.probe == load_head(path)
-    assert judge.engine_config.engine_params["probe"] == str(path.resolve())  # the engine loads for the head
-    step = judge.start({"question": "q", "response_a": "x", "response_b": "y"})
-    assert [type(r).__name__ for r in step.requests] == ["LabelRequest", "LabelRequest"]  # as LOGPROBS
+    assert judge.scoring.head == load_head(path)
+    use = judge.engine_config.use  # the engine is told the head's layer, not its file
+    assert (use.hidden_states_layer, use.label_scores) == (2, False)  # and loads no float32 output head
+    assert "probe" not in judge.engine_config.engine_params
+    row = {"question": "q", "response_a": "x", "response_b": "y"}
+    step = judge.start(row)
+    assert [type(r).__name__ for r in step.requests] == ["StateRequest", "StateRequest"]
+    labels = logprobs_judge().start(row).requests  # the very prompts LOGPROBS reads its labels after
+    assert [(r.messages, r.answer_prefix) for r in step.requests] == [
+        (r.messages, r.answer_prefix)
+        for r in labels  # type: ignore[union-attr]
+    ]
+    assert {r.layer for r in step.requests} == {2}  # type: ignore[union-attr]
 
 
 def test_another_model_is_refused_naming_both_fingerprints() -> None:
@@ -124,29 +133,69 @@ def test_shapes_that_do_not_fit_the_model_are_refused() -> None:
             {
                 "judge_params.scoring": "PROBE",
                 "judge_params.probe": "h.json",
-                "inference_config.engine": "OPENAI",
-            },
-            "needs engine VLLM or NATIVE, not OPENAI",
-        ),
-        (
-            {
-                "judge_params.scoring": "PROBE",
-                "judge_params.probe": "h.json",
                 "judge_params.reasoning": {"budget_tokens": 64},
             },
             "drop one of reasoning and scoring PROBE",
         ),
-        (
-            {
-                "judge_params.scoring": "PROBE",
-                "judge_params.probe": "h.json",
-                "judge_params.samples": 3,
-                "inference_config.generation.temperature": 0.7,
-            },
-            "samples needs GENERATE scoring: PROBE",
-        ),
     ],
 )
 def test_probe_keys_that_do_not_go_together(overrides: dict[str, Any], problem: str) -> None:
+    """The PROBE mode's own checks, made when the judge is built (before any model loads)."""
+    config = load_judge_config("generic/truthfulness", overrides)
     with pytest.raises(ConfigError, match=problem):
+        Judge(config)
+
+
+def test_sampling_a_probe_judge_is_refused_when_the_config_loads() -> None:
+    overrides = {
+        "judge_params.scoring": "PROBE",
+        "judge_params.probe": "h.json",
+        "judge_params.samples": 3,
+        "inference_config.generation.temperature": 0.7,
+    }
+    with pytest.raises(ConfigError, match="samples needs GENERATE scoring: PROBE"):
         load_judge_config("generic/truthfulness", overrides)
+
+
+def test_an_engine_without_hidden_states_is_refused_before_it_loads(tmp_path: Path) -> None:
+    """The engine table says which engines read hidden states; a PROBE judge on another is refused, naming
+    them, when the engine is built (and by `jurist validate`), with no model loaded."""
+    from jurist.engine.core import Engine
+
+    truthfulness = Judge(load_judge_config("generic/truthfulness", {"judge_params.scoring": "LOGPROBS"}))
+    path = head_for(truthfulness).save(tmp_path / "head.json")
+    overrides = {"judge_params.scoring": "PROBE", "judge_params.probe": str(path)}
+    judge = Judge(
+        load_judge_config("generic/truthfulness", {**overrides, "inference_config.engine": "OPENAI"})
+    )
+    with pytest.raises(
+        ConfigError, match="reads the model's hidden states: it needs engine VLLM or NATIVE, not OPENAI"
+    ):
+        Engine(judge)
+
+
+def test_the_retired_engine_parameter_names_its_replacement() -> None:
+    with pytest.raises(ConfigError, match=r"engine_params.probe is no longer read: .*judge_params.probe"):
+        load_judge_config("generic/truthfulness", {"inference_config.engine_params.probe": "head.json"})
+
+
+@pytest.mark.parametrize(
+    "accuracy",
+    [
+        {"estimate": 0.79, "low": 0.7, "high": 0.86, "successes": 79, "trials": 100},  # a share's one shape
+        {"right": 79, "n": 100, "value": 0.79, "ci95": [0.7, 0.86]},  # head files fitted before it
+    ],
+)
+def test_a_head_files_accuracy_reads_in_both_shapes(tmp_path: Path, accuracy: dict[str, Any]) -> None:
+    path = head_for(logprobs_judge(), metrics={"accuracy": accuracy}).save(tmp_path / "head.json")
+    saved = json.loads(path.read_text())
+    assert "linear" not in saved and saved["format"] == "jurist-probe-head/1"  # the flat fields only
+    head = load_head(path)
+    assert head.accuracy == 0.79 and head_for(logprobs_judge()).accuracy is None
+    judge = Judge(
+        load_judge_config(PAIRWISE, {"judge_params.scoring": "PROBE", "judge_params.probe": str(path)})
+    )
+    assert judge.scoring.metadata()["probe"]["cross_validated_accuracy"] == 0.79
+    assert "cross-validated accuracy 79.0 %" in judge.scoring.describe()
+    x = np.ones((2, 4))
+    np.testing.assert_array_equal(head.log_probabilities(x), head.linear.log_probabilities(x))

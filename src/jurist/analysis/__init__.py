@@ -1,2 +1,2 @@
-"""Analysis of results: agreement statistics (:mod:`.agreement`), judges against human labels
-(:mod:`.human`), calibration of probabilities (:mod:`.calibration`)."""
+"""Reports over result tables, built from :mod:`jurist.stats`: judges against human labels (:mod:`.human`),
+the bias audit (:mod:`.audit`), comparisons (:mod:`.compare`), estimates (:mod:`.estimate`), their text."""

@@ -5,7 +5,7 @@ Per judge, :func:`audit_judge` reports what the results allow:
 * ``position`` (pairwise judges): the share of order verdicts that name the answer shown first, and the
   share of rows whose two orders agree (order consistency); Wilson intervals; where the judge scored both
   orders' probabilities, ``prior``: the mean log-odds it gives the first-shown answer, with its t interval
-  (:mod:`jurist.analysis.position`);
+  (:mod:`jurist.stats.position`);
 * ``length``: the OLS slope of the score on the judged response's length per 100 characters (or tokens),
   with its t interval (``scipy.stats.linregress``); for a pairwise judge, of ``p_a`` on the length of
   answer a minus that of answer b. With labels, the same slope of the judge's error (score minus the
@@ -13,16 +13,16 @@ Per judge, :func:`audit_judge` reports what the results allow:
 * ``lean``: each verdict's share from the judge beside each label's share in the labels;
 * ``confidence`` (LOGPROBS results: a ``judgment_confidence`` or ``p_a`` column, or a cascade's
   ``confidence``): the confidence's distribution and, with labels, a reliability table (accuracy by
-  confidence bin), ECE (:func:`jurist.analysis.calibration.expected_calibration_error`) and the Brier
+  confidence bin), ECE (:func:`jurist.stats.calibration.expected_calibration_error`) and the Brier
   score of the confidence as a forecast of a correct verdict;
 * with labels, ``agreement``: accuracy (an undecided verdict counts as wrong), accuracy on the decided
   rows and Cohen's kappa (decided rows), with percentile bootstrap intervals (``scipy.stats.bootstrap``,
   seeded), the baselines on the same rows and, for a pairwise judge, its accuracy by bucket of answer a's
-  length over b's (:mod:`jurist.analysis.baselines`), and the labelled rows
+  length over b's (:mod:`jurist.stats.baselines`), and the labelled rows
   without a verdict by why (``undecided``: a failure's status, a cascade's ``abstained``, ...;
   :mod:`jurist.analysis.outcomes`); and for a keep rule
   (``jurist filter``'s gates and ``--where``), its precision and recall against the good rows (label
-  value at least ``good_at``), Wilson intervals.
+  value at least ``good_at``), Wilson intervals (each share a :class:`~jurist.stats.share.Share` as a dict).
 """
 
 from __future__ import annotations
@@ -36,17 +36,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jurist.analysis.agreement import wilson_interval
-from jurist.analysis.baselines import accuracy_by_length_ratio, baselines, compare_to_baselines
-from jurist.analysis.calibration import expected_calibration_error
 from jurist.analysis.filtering import FilterRules, filter_table
 from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels, order_labels
 from jurist.analysis.outcomes import count_reasons, row_reasons
-from jurist.analysis.position import position_prior
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
+from jurist.stats.baselines import accuracy_by_length_ratio, baselines, compare_to_baselines
+from jurist.stats.calibration import expected_calibration_error, reliability
+from jurist.stats.position import position_prior
+from jurist.stats.share import Share
 
-BINS = 10
 RESAMPLES = 2000
 
 
@@ -62,20 +61,6 @@ class AuditOptions:
     good_at: float = 1.0
     confidence: float = 0.95
     seed: int = 0
-
-
-def proportion(successes: int, trials: int, confidence: float) -> dict[str, Any]:
-    """A share with its Wilson score interval (None when there are no trials)."""
-    interval = wilson_interval(successes, trials, confidence)
-    if interval is None:
-        return {"estimate": None, "low": None, "high": None, "successes": 0, "trials": 0}
-    return {
-        "estimate": successes / trials,
-        "low": interval[0],
-        "high": interval[1],
-        "successes": successes,
-        "trials": trials,
-    }
 
 
 def slope(x: Sequence[float], y: Sequence[float], confidence: float) -> dict[str, Any] | None:
@@ -161,11 +146,11 @@ def _position(results: ResultTable, judge: JudgeColumns, options: AuditOptions) 
         return None
     first, second, _tie = order_labels(results, judge.name)
     verdicts = [v for column in (ab, ba) for v in results.values(column) if v in (first, second)]
-    out = {"first_shown_wins": proportion(verdicts.count(first), len(verdicts), options.confidence)}
+    out = {"first_shown_wins": Share(verdicts.count(first), len(verdicts), options.confidence).as_dict()}
     consistent = judge.get("position_consistent")
     if consistent is not None:
         flags = [f for f in results.values(consistent) if f is not None]
-        out["order_consistency"] = proportion(sum(flags), len(flags), options.confidence)
+        out["order_consistency"] = Share.of(flags, options.confidence).as_dict()
     p_ab, p_ba = judge.get("ab_p_first"), judge.get("ba_p_first")
     if p_ab is not None and p_ba is not None:
         prior = position_prior(results.values(p_ab), results.values(p_ba), options.confidence)
@@ -290,30 +275,6 @@ def confidences(results: ResultTable, judge: JudgeColumns) -> list[float | None]
     return None
 
 
-def reliability(
-    conf: Sequence[float], correct: Sequence[bool] | None, bins: int = BINS
-) -> list[dict[str, Any]]:
-    """Equal-width confidence bins over [0, 1]: rows, mean confidence and (with outcomes) accuracy."""
-    values = np.asarray(conf, dtype=float)
-    which = np.minimum((values * bins).astype(int), bins - 1)
-    hits = None if correct is None else np.asarray(correct, dtype=float)
-    table = []
-    for b in range(bins):
-        members = which == b
-        count = int(members.sum())
-        if not count:
-            continue
-        row: dict[str, Any] = {
-            "bin": [b / bins, (b + 1) / bins],
-            "rows": count,
-            "mean_confidence": float(values[members].mean()),
-        }
-        if hits is not None:
-            row["accuracy"] = float(hits[members].mean())
-        table.append(row)
-    return table
-
-
 def _confidence(
     results: ResultTable, judge: JudgeColumns, verdicts: list[Any], truth: list[Any] | None
 ) -> dict[str, Any] | None:
@@ -330,7 +291,7 @@ def _confidence(
     ]
     values, correct = [p[0] for p in pairs], [p[1] for p in pairs]
     out["labelled_rows"] = len(pairs)
-    out["ece"] = expected_calibration_error(values, correct, BINS)
+    out["ece"] = expected_calibration_error(values, correct)
     out["brier"] = (
         float(np.mean((np.asarray(values) - np.asarray(correct, dtype=float)) ** 2)) if pairs else None
     )
@@ -354,7 +315,7 @@ def _agreement(
     if lengths is not None:
         by_ratio = accuracy_by_length_ratio([bool(c) for c in correct], [lengths[i] for i in labelled])
     return {
-        "baselines": compare_to_baselines(int(correct.sum()), len(labelled), found),
+        "baselines": compare_to_baselines(Share(int(correct.sum()), len(labelled)), found),
         **({"accuracy_by_length_ratio": by_ratio} if by_ratio is not None else {}),
         "labelled_rows": len(labelled),
         "decided_rows": len(decided),
@@ -388,8 +349,8 @@ def _keep_rule(kept: list[bool], targets: list[float | None], options: AuditOpti
         "where": list(options.where),
         "good_at": options.good_at,
         "kept_rows": sum(kept),
-        "precision": proportion(true_keeps, sum(k for k, _ in labelled), options.confidence),
-        "recall": proportion(true_keeps, sum(good for _, good in labelled), options.confidence),
+        "precision": Share(true_keeps, sum(k for k, _ in labelled), options.confidence).as_dict(),
+        "recall": Share(true_keeps, sum(good for _, good in labelled), options.confidence).as_dict(),
     }
 
 

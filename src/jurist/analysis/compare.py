@@ -9,21 +9,21 @@ and after a prompt change) and one judge of each. Rows are matched on ``row_id``
   inconclusive is a change worth seeing), and counts as wrong against a label;
 * ``agreement``: the share of rows with the same verdict (Wilson interval) and Cohen's kappa, the verdicts
   taken as categories, with the large-sample standard error of Fleiss, Cohen and Everitt (1969) written as
-  the delta method's per-row influence (:func:`jurist.analysis.paired.kappa_interval`);
+  the delta method's per-row influence (:func:`jurist.stats.paired.kappa_interval`);
 * ``mcnemar``: with two verdict values, McNemar's test of whether one judge gives the first value more
-  often than the other (:func:`jurist.analysis.paired.mcnemar`: exact binomial below 25 discordant
+  often than the other (:func:`jurist.stats.paired.mcnemar`: exact binomial below 25 discordant
   rows, else the continuity corrected chi-square);
 * numeric verdicts: the mean difference A - B with its paired t interval
-  (:func:`jurist.analysis.paired.paired_difference`); the ``score`` columns too, where both judges have
+  (:func:`jurist.stats.paired.paired_difference`); the ``score`` columns too, where both judges have
   one.
 
 With labels (one per row of table A, None where unlabelled; the labelled rows must be a random sample of
 the rows, as for ``jurist estimate``): each judge's accuracy on the labelled compared rows, beside the
-baselines on the same rows (:mod:`jurist.analysis.baselines`: the majority label and, for pairwise judges,
+baselines on the same rows (:mod:`jurist.stats.baselines`: the majority label and, for pairwise judges,
 the first-shown answer), McNemar's test on who is right where only one is, and the difference of the
 accuracies over all compared rows, ``delta = mean_i d_i`` with ``d_i = 1[A right on i] - 1[B right on i]``.
 
-The estimate and why it is built so: :func:`jurist.analysis.paired.accuracy_difference`.
+The estimate and why it is built so: :func:`jurist.stats.paired.accuracy_difference`.
 
 Which judge is better (``conclusion``) is said only when the accuracy interval excludes 0.
 """
@@ -39,13 +39,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from jurist.analysis.audit import confidences, proportion
-from jurist.analysis.baselines import baselines
+from jurist.analysis.audit import confidences
 from jurist.analysis.labels import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.analysis.outcomes import row_reasons
-from jurist.analysis.paired import accuracy_difference, kappa_interval, mcnemar, paired_difference
 from jurist.errors import InputError
 from jurist.io.results import PANEL, JudgeColumns, ResultTable
+from jurist.stats.baselines import baselines
+from jurist.stats.paired import accuracy_difference, kappa_interval, mcnemar, paired_difference
+from jurist.stats.share import Share
 
 SIDES = ("A", "B")
 
@@ -261,7 +262,7 @@ def compare_tables(
             for side, values in zip(SIDES, (va, vb), strict=True)
         },
         "agreement": {
-            "percent": proportion(same, len(both), confidence),
+            "percent": Share(same, len(both), confidence).as_dict(),
             "cohen_kappa": None if kappa is None else asdict(kappa),
         },
         "mcnemar": _verdict_mcnemar(va, vb),
@@ -353,8 +354,8 @@ def _with_labels(
     return {
         "labelled_rows": len(labelled),
         "labelled_not_compared": sum(t is not None and i not in compared for i, t in enumerate(truth)),
-        "accuracy_a": proportion(sum(right_a), len(labelled), confidence),
-        "accuracy_b": proportion(sum(right_b), len(labelled), confidence),
+        "accuracy_a": Share.of(right_a, confidence).as_dict(),
+        "accuracy_b": Share.of(right_b, confidence).as_dict(),
         "mcnemar": mcnemar(
             sum(x and not y for x, y in zip(right_a, right_b, strict=True)),
             sum(y and not x for x, y in zip(right_a, right_b, strict=True)),

@@ -7,12 +7,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurist.analysis.baselines import format_baselines
 from jurist.analysis.outcomes import reasons_text
-from jurist.analysis.position import format_prior
+from jurist.analysis.text import format_baselines, format_prior, share_text
 from jurist.analysis.text import interval_text as _ci
 from jurist.analysis.text import number_text as _num
-from jurist.analysis.text import percent_with_interval as _pct_ci
 
 
 def _estimate_lines(label: str, e: Mapping[str, Any]) -> list[str]:
@@ -108,12 +106,12 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
                 f"Cohen's kappa {_ci(agreement['cohen_kappa'])} ({agreement['decided_rows']} decided)"
             )
             lines += format_baselines(agreement.get("baselines") or {})
-            buckets = [b for b in agreement.get("accuracy_by_length_ratio") or () if b["rows"]]
+            buckets = [b for b in agreement.get("accuracy_by_length_ratio") or () if b["trials"]]
             if buckets:
                 lines.append(
                     "  accuracy by length of a over b: "
                     + "; ".join(
-                        f"{b['bucket']} {_pct_ci(b['accuracy'], b['interval'])} ({b['rows']} rows)"
+                        f"{b['bucket']} {share_text(b)} ({b['trials']} rows)"
                         for b in buckets
                     )
                 )
@@ -208,12 +206,6 @@ def format_comparison(report: Mapping[str, Any], shown: int = 10) -> str:
     return "\n".join(lines)
 
 
-def _share(base: Mapping[str, Any]) -> dict[str, Any]:
-    """A baseline (:mod:`jurist.analysis.baselines`) as the share-with-interval the percentages print."""
-    low, high = base["interval"] or (None, None)
-    return {"estimate": base["accuracy"], "low": low, "high": high}
-
-
 def _label_lines(found: Mapping[str, Any]) -> list[str]:
     d = found["difference"]
     lines = [
@@ -224,7 +216,7 @@ def _label_lines(found: Mapping[str, Any]) -> list[str]:
         f"  accuracy A {_pct(found['accuracy_a'])}, B {_pct(found['accuracy_b'])}",
     ]
     for name, base in (found.get("baselines") or {}).items():
-        lines.append(f"  baseline {name} ({base['rule']}) on the same rows: {_pct(_share(base))}")
+        lines.append(f"  baseline {name} ({base['rule']}) on the same rows: {_pct(base)}")
     if d["ppi"] is not None:
         effective = d.get("effective_labels")
         lines.append(

@@ -4,9 +4,10 @@ Given a result table written by jurist and one human label per row, :func:`agree
 every judge in the table (and for the panel, if the table has one):
 
 * ``accuracy``: verdicts equal to the label, over every labelled row (a row the judge could not decide,
-  an inconclusive pair, counts as wrong); ``accuracy_decided`` over the rows with a verdict;
-* ``accuracy_interval``: its 95 % Wilson interval; ``baselines``: trivial rules on the same rows
-  (:mod:`jurist.analysis.baselines`: the majority label; for pairwise judges the first-shown answer and
+  an inconclusive pair, counts as wrong), with its 95 % Wilson interval (a
+  :class:`~jurist.stats.share.Share` as a dict); ``accuracy_decided`` over the rows with a verdict;
+* ``baselines``: trivial rules on the same rows
+  (:mod:`jurist.stats.baselines`: the majority label; for pairwise judges the first-shown answer and
   the longer and the shorter answer, where the results carry the answers), each with its interval and
   whether the judge beats it (yes, no, or unclear when the baseline lies inside the judge's interval);
 * ``cohen_kappa`` between verdicts and labels, over rows with both;
@@ -29,14 +30,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.agreement import (
-    ConfusionMatrix,
-    accuracy,
-    cohen_kappa,
-    confusion_matrix,
-    wilson_interval,
-)
-from jurist.analysis.baselines import baselines, compare_to_baselines, format_baselines
 from jurist.analysis.labels import (
     is_pairwise,
     join_labels,
@@ -45,10 +38,13 @@ from jurist.analysis.labels import (
     parse_label_map,
 )
 from jurist.analysis.outcomes import count_reasons, reasons_text
-from jurist.analysis.text import percent_interval_text
+from jurist.analysis.text import format_baselines, percent_interval_text
 from jurist.analysis.text import percent_text as _pct
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
+from jurist.stats.agreement import ConfusionMatrix, accuracy, cohen_kappa, confusion_matrix
+from jurist.stats.baselines import baselines, compare_to_baselines
+from jurist.stats.share import Share
 
 __all__ = [
     "agreement_report",
@@ -87,7 +83,7 @@ def _judge_report(
     if pairwise:
         predicted = [None if p == "inconclusive" else p for p in predicted]
     labelled = [i for i, t in enumerate(truth) if t is not None]
-    correct = sum(predicted[i] == truth[i] for i in labelled)
+    correct = Share(sum(predicted[i] == truth[i] for i in labelled), len(labelled))
     lengths = None
     if pairwise:
         from jurist.analysis.audit import pair_lengths  # numpy, loaded for pairwise judges only
@@ -97,9 +93,8 @@ def _judge_report(
     report: dict[str, Any] = {
         "labelled_rows": len(labelled),
         "decided_rows": sum(predicted[i] is not None for i in labelled),
-        "accuracy": correct / len(labelled) if labelled else None,
-        "accuracy_interval": wilson_interval(correct, len(labelled)),
-        "baselines": compare_to_baselines(correct, len(labelled), found),
+        "accuracy": correct.as_dict(),
+        "baselines": compare_to_baselines(correct, found),
         "accuracy_decided": accuracy(predicted, truth),
         "cohen_kappa": cohen_kappa(predicted, truth),
         "undecided": count_reasons(
@@ -185,11 +180,10 @@ def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:
     """A readable text rendering of :func:`agreement_report`."""
     lines = []
     for judge, r in report.items():
-        acc = r["accuracy"]
-        kappa = r["cohen_kappa"]
+        acc, kappa = r["accuracy"], r["cohen_kappa"]
         head = (
-            f"{judge}: accuracy {_pct(acc)} ({r['labelled_rows']} labelled, {r['decided_rows']} decided), "
-            f"Cohen's kappa {'n/a' if kappa is None else f'{kappa:.3f}'}"
+            f"{judge}: accuracy {_pct(acc['estimate'])} ({r['labelled_rows']} labelled, "
+            f"{r['decided_rows']} decided), Cohen's kappa {'n/a' if kappa is None else f'{kappa:.3f}'}"
         )
         if "order_consistency" in r:
             head += f", order consistency {_pct(r['order_consistency'])}"
@@ -200,8 +194,8 @@ def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:
                     f"(mean {_pct(by_order['mean'])})"
                 )
         lines.append(head)
-        if r.get("accuracy_interval") is not None:
-            lines.append(f"  accuracy 95 % interval {percent_interval_text(r['accuracy_interval'])}")
+        if acc["low"] is not None:
+            lines.append(f"  accuracy 95 % interval {percent_interval_text(acc)}")
         lines += format_baselines(r.get("baselines") or {})
         if r.get("undecided"):
             lines.append(

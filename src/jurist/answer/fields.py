@@ -1,7 +1,8 @@
 """The fields of a judge's answer: one per judgment, plus an explanation before each judgment that has one.
 
-:func:`jurist.answer.spec.build_fields` derives them from a config, in the order the model writes them (the
-reason before the verdict); this module holds what a field is.
+Each judge kind derives them from its config (:meth:`jurist.judges.base.JudgeKind.output_fields`, from
+:func:`jurist.answer.spec.judgment_field` and :func:`jurist.answer.spec.explanation_field`), in the order the
+model writes them (the reason before the verdict); this module holds what a field is.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from jurist.backends.registry import ENGINES, EngineEntry
 from jurist.backends.scripted import ScriptedBackend
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
-from jurist.records import Completion, Constraint, ConstraintKind, GenerationRequest, Message
+from jurist.records import Capability, Completion, Constraint, ConstraintKind, GenerationRequest, Message
 
 __all__ = [
     "Backend",
@@ -22,10 +22,11 @@ __all__ = [
     "GenerationRequest",
     "Message",
     "ScriptedBackend",
+    "check_capability",
     "check_engine_params",
     "constraint_kinds",
     "create_backend",
-    "for_label_scores",
+    "engines_with",
 ]
 
 
@@ -50,14 +51,24 @@ def constraint_kinds(config: InferenceConfig) -> tuple[ConstraintKind, ...]:
     return _entry(config).constraint_kinds(config)
 
 
-def for_label_scores(config: InferenceConfig) -> InferenceConfig:
-    """The config of an engine that a judge reading label probabilities runs on: on engine VLLM the lm_head
-    in float32 unless ``engine_params.head_dtype`` says otherwise (NATIVE projects label scores in float32
-    by itself; remote engines are not told)."""
-    change = _entry(config).label_scores
-    if change is None:
-        return config
-    return config.model_copy(update={"engine_params": change(config.engine_params)})
+def engines_with(capability: Capability) -> list[str]:
+    """The engines that can do ``capability`` (:data:`~jurist.backends.registry.ENGINES`), by name."""
+    return [engine.value for engine, entry in ENGINES.items() if capability in entry.capabilities]
+
+
+def check_capability(config: InferenceConfig, capability: Capability | None, needed: str) -> None:
+    """Refuse (a :class:`~jurist.errors.ConfigError` naming the engines that can) an engine that cannot do
+    ``capability``; ``needed`` says who needs it, e.g. ``judge_params.scoring PROBE reads the model's hidden
+    states``."""
+    if capability is None:
+        return
+    engine = parallel.split_config(config)[0].engine
+    if capability not in _entry(config).capabilities:
+        able = engines_with(capability)
+        raise ConfigError(
+            f"{needed}: it needs engine {' or '.join(able)}, not {engine.value}",
+            field="inference_config.engine",
+        )
 
 
 def create_backend(config: InferenceConfig) -> Backend:

@@ -1,9 +1,11 @@
 """The backend seam: the protocols between the engine and a model.
 
 A backend turns a batch of :class:`~jurist.records.GenerationRequest` into one
-:class:`~jurist.records.Completion` per request, in request order. It owns everything engine-specific
-(argument names, tokenization, prompt-length checks, constraint compilation); the engine owns nothing of
-that. The records themselves are neutral (:mod:`jurist.records`).
+:class:`~jurist.records.Completion` per request, in request order, and, where its engine can, label requests
+into label scores, reward requests into reward scores and state requests into hidden states (each request
+type names its method). It owns everything engine-specific (argument names, tokenization, prompt-length
+checks, constraint compilation); the engine owns nothing of that. The records themselves are neutral
+(:mod:`jurist.records`); :func:`call` sends one type of request to the method that answers it.
 """
 
 from __future__ import annotations
@@ -12,13 +14,17 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from jurist.records import (
+    Answer,
     Completion,
     ConstraintKind,
     GenerationRequest,
+    HiddenState,
     LabelRequest,
     LabelScores,
+    Request,
     RewardRequest,
     RewardScores,
+    StateRequest,
 )
 
 
@@ -34,6 +40,13 @@ class LabelScorer(Protocol):
     """A backend that can score labels without decoding (``judge_params.scoring: LOGPROBS``)."""
 
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]: ...
+
+
+@runtime_checkable
+class StateReader(Protocol):
+    """A backend that gives prompts' last hidden states after a layer (``judge_params.scoring: PROBE``)."""
+
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]: ...
 
 
 class RequestFeed(Protocol):
@@ -80,3 +93,14 @@ def describe(backend: Backend) -> dict[str, Any]:
     method = getattr(backend, "describe", None)
     described: dict[str, Any] = dict(method()) if callable(method) else {}
     return {"model": backend.model_id, **described}
+
+
+def call(backend: object, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
+    """Requests of one type answered by the backend's method for it (``kind.method``), in order; when the
+    backend has no such method, each gets ``kind.failed`` saying so."""
+    method = getattr(backend, kind.method, None)
+    if method is None:
+        message = f"backend {type(backend).__name__} cannot {kind.action}"
+        return [kind.failed(message) for _ in requests]
+    answers: list[Answer] = method(requests)
+    return answers

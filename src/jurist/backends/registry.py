@@ -1,6 +1,7 @@
 """The one table of inference engines: for each engine name, how its backend is made, how its
-``engine_params`` are checked, which constraint kinds it enforces and how its grammar backend compiles a
-constraint (all known before any model loads).
+``engine_params`` are checked, which constraint kinds it enforces, what it can do besides generating (its
+capabilities: label scores, hidden states, reward models) and how its grammar backend compiles a constraint
+(all known before any model loads).
 
 Adding an engine is an entry here and an adapter module beside this one; nothing else lists engines.
 Oumi's other engine names were mapped to these when the config loaded (:mod:`jurist.config.inference`).
@@ -24,7 +25,7 @@ from jurist.backends.vllm import backend as vllm
 from jurist.backends.vllm import params as vllm_params
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import InferenceEngine
-from jurist.records import Constraint, ConstraintKind
+from jurist.records import Capability, Constraint, ConstraintKind
 
 Compile = Callable[[Constraint], str | None]
 """A grammar backend's check of a constraint: None when it compiles, else why not."""
@@ -44,14 +45,15 @@ class GrammarCheck:
 class EngineEntry:
     """One engine: ``create`` makes its backend; ``check_params`` validates ``engine_params`` (None: the
     engine takes none); ``constraint_kinds`` lists what it enforces, in its order of preference;
-    ``label_scores`` turns ``engine_params`` into those of an engine that scores labels (None: unchanged);
-    ``grammar`` says how the engine's grammar backend compiles a constraint (None: nothing to check here,
-    as for a remote server, or the engine's libraries are not installed)."""
+    ``capabilities``: what its backends can do besides generating (a judge whose scoring mode needs another
+    is refused before any model loads); ``grammar`` says how the engine's grammar backend compiles a
+    constraint (None: nothing to check here, as for a remote server, or the engine's libraries are not
+    installed)."""
 
     create: Callable[[InferenceConfig], Backend]
     check_params: Callable[[Mapping[str, Any]], object] | None
     constraint_kinds: Callable[[InferenceConfig], tuple[ConstraintKind, ...]]
-    label_scores: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    capabilities: frozenset[Capability] = frozenset()
     grammar: Callable[[InferenceConfig], GrammarCheck | None] | None = None
 
 
@@ -65,7 +67,7 @@ def _native(config: InferenceConfig) -> Backend:
 def _remote(config: InferenceConfig) -> Backend:
     """An OpenAI-compatible server, checked to answer at all."""
     backend = openai.OpenAIBackend(config)
-    backend.probe()
+    backend.check_reachable()
     return backend
 
 
@@ -98,20 +100,24 @@ def _native_grammar(config: InferenceConfig) -> GrammarCheck | None:
     )
 
 
+LOCAL: frozenset[Capability] = frozenset({"label_scores", "hidden_states", "rewards"})
+"""What an engine that runs the model in this process can do: its weights and states are at hand."""
+
 ENGINES: Mapping[InferenceEngine, EngineEntry] = MappingProxyType(
     {
         InferenceEngine.VLLM: EngineEntry(
             vllm.VLLMBackend,
             vllm_params.engine_params,
             lambda _c: vllm.CONSTRAINT_KINDS,
-            vllm_params.for_label_scores,
+            LOCAL,
             _vllm_grammar,
         ),
         InferenceEngine.NATIVE: EngineEntry(
             _native,
             hf_params.engine_params,
             lambda _c: transformers.CONSTRAINT_KINDS,
-            grammar=_native_grammar,
+            LOCAL,
+            _native_grammar,
         ),
         InferenceEngine.REMOTE_VLLM: EngineEntry(_remote, None, _remote_kinds),
         InferenceEngine.OPENAI: EngineEntry(_remote, None, _remote_kinds),

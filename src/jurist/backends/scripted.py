@@ -4,7 +4,9 @@ It goes through the same door as the real engines: the engine cannot tell it apa
 callable ``(request) -> str | Completion`` or a sequence of answers consumed in order (cycled when
 ``cycle=True``). ``labels`` scripts label scoring (``judge_params.scoring: LOGPROBS``): a callable
 ``(label_request) -> {label text: log-probability}`` or a :class:`LabelScores`; ``rewards`` scripts reward
-models (reward judges): ``(reward_request) -> logits`` or a :class:`RewardScores`. ``constraint_kinds`` says
+models (reward judges): ``(reward_request) -> logits`` or a :class:`RewardScores`; ``states`` scripts hidden
+states (``judge_params.scoring: PROBE``): ``(state_request) -> vector`` or a :class:`HiddenState`.
+``constraint_kinds`` says
 which constraints it claims to enforce (all, by default), so tests can play any engine.
 :class:`ScriptedStreamingBackend` also streams, answering out of order as an engine kept full does.
 """
@@ -16,16 +18,20 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from jurist.backends.base import RequestFeed
 from jurist.records import (
     ALL_CONSTRAINT_KINDS,
     Completion,
     ConstraintKind,
     GenerationRequest,
+    HiddenState,
     LabelRequest,
     LabelScores,
     RewardRequest,
     RewardScores,
+    StateRequest,
 )
 
 Answer = str | Completion
@@ -44,6 +50,7 @@ class ScriptedBackend:
         max_prompt_chars: int | None = None,
         labels: Callable[[LabelRequest], Mapping[str, float] | LabelScores] | None = None,
         rewards: Callable[[RewardRequest], Sequence[float] | RewardScores] | None = None,
+        states: Callable[[StateRequest], Any] | None = None,
         constraint_kinds: tuple[ConstraintKind, ...] = ALL_CONSTRAINT_KINDS,
         record: bool = True,
     ) -> None:
@@ -60,6 +67,8 @@ class ScriptedBackend:
         self.max_prompt_chars = max_prompt_chars
         self._labels = labels
         self._rewards = rewards
+        self._states = states
+        self.state_requests: list[StateRequest] = []
         self.reward_requests: list[RewardRequest] = []
         self.label_requests: list[LabelRequest] = []
         self.requests: list[GenerationRequest] = []
@@ -124,6 +133,22 @@ class ScriptedBackend:
             else:
                 prompt_chars = sum(len(m.content) for m in request.messages)
                 out.append(LabelScores(dict(answer), "stop", prompt_tokens=prompt_chars))
+        return out
+
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
+        """Scripted hidden states, one per request."""
+        self.calls.append(len(requests))
+        if self._states is None:
+            raise RuntimeError("ScriptedBackend has no state script (pass states=...)")
+        out: list[HiddenState] = []
+        for request in requests:
+            if self._record:
+                self.state_requests.append(request)
+            answer = self._states(request)
+            if not isinstance(answer, HiddenState):
+                prompt_chars = sum(len(m.content) for m in request.messages)
+                answer = HiddenState(np.asarray(answer, dtype=np.float32), "stop", prompt_tokens=prompt_chars)
+            out.append(answer)
         return out
 
     def _next(self, request: GenerationRequest) -> Answer:

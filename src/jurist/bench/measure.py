@@ -19,17 +19,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.backends.base import Backend, RequestFeed, StreamingBackend
+from jurist.backends.base import Backend, RequestFeed, StreamingBackend, call
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.reasoning import REASONING_CUT, REASONING_TOKENS
 from jurist.records import (
+    Answer,
     Completion,
     ConstraintKind,
     GenerationRequest,
+    HiddenState,
     LabelRequest,
     LabelScores,
+    Request,
     RewardRequest,
     RewardScores,
+    StateRequest,
 )
 
 NOT_SENT = ("missing_input", "bad_input", "target_error")
@@ -44,7 +48,7 @@ class Record:
     cached_tokens: int = 0
     cached_known: bool = False
 
-    def add(self, completion: Completion | LabelScores | RewardScores) -> None:
+    def add(self, completion: Answer) -> None:
         self.prompt_tokens += completion.prompt_tokens
         cached = getattr(completion, "cached_tokens", None)
         if cached is not None:
@@ -83,25 +87,20 @@ class Timed:
             self.record.add(completion)
         return completions
 
+    def _forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
+        answers = call(self.inner, kind, requests)  # a backend without the method: errors, 0 tokens each
+        for answer in answers:
+            self.record.add(answer)
+        return answers
+
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        scorer = getattr(self.inner, "score_labels", None)
-        if scorer is None:
-            message = f"backend {type(self.inner).__name__} cannot score labels"
-            return [LabelScores(None, "error", error=message) for _ in requests]
-        scores: list[LabelScores] = scorer(requests)
-        for score in scores:
-            self.record.add(score)
-        return scores
+        return self._forward(LabelRequest, requests)  # type: ignore[return-value]
 
     def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
-        scorer = getattr(self.inner, "score_rewards", None)
-        if scorer is None:
-            message = f"backend {type(self.inner).__name__} cannot run a reward model"
-            return [RewardScores(None, "error", error=message) for _ in requests]
-        scores: list[RewardScores] = scorer(requests)
-        for score in scores:
-            self.record.add(score)
-        return scores
+        return self._forward(RewardRequest, requests)  # type: ignore[return-value]
+
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
+        return self._forward(StateRequest, requests)  # type: ignore[return-value]
 
     def describe(self) -> dict[str, Any]:
         method = getattr(self.inner, "describe", None)
@@ -144,20 +143,30 @@ def timed(backend: Backend) -> Timed:
 # ------------------------------------------------------------------------------------------- memory
 
 
-def gpu_memory_used_mb() -> float | None:
-    """Memory used on the visible GPUs, in MiB, summed (None without ``nvidia-smi`` or GPUs)."""
+def query_gpus(*fields: str, timeout: float = 30) -> list[list[str]]:
+    """``nvidia-smi --query-gpu``: one row of the ``fields`` per visible GPU (none without ``nvidia-smi``, or
+    when it fails); the first field may hold commas (a GPU's name)."""
     if shutil.which("nvidia-smi") is None:
-        return None
+        return []
     try:
         done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+            ["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
             capture_output=True,
             text=True,
-            timeout=10,
+            timeout=timeout,
             check=False,
         )
-        values = [float(v) for v in done.stdout.split() if v.strip()]
-    except (OSError, subprocess.SubprocessError, ValueError):
+    except (OSError, subprocess.SubprocessError):
+        return []
+    rows = [line.rsplit(",", len(fields) - 1) for line in done.stdout.splitlines() if line.strip()]
+    return [[cell.strip() for cell in row] for row in rows if len(row) == len(fields)]
+
+
+def gpu_memory_used_mb() -> float | None:
+    """Memory used on the visible GPUs, in MiB, summed (None without ``nvidia-smi`` or GPUs)."""
+    try:
+        values = [float(used) for (used,) in query_gpus("memory.used", timeout=10)]
+    except ValueError:
         return None
     return sum(values) if values else None
 

@@ -2,10 +2,10 @@
 
 For every labelled row (a row the judge could not decide counts as wrong, as in ``jurist agree``):
 
-* ``accuracy``: verdicts equal to the label, with a 95 % Wilson score interval; ``decided``: the share of
-  labelled rows with a verdict; ``baselines``: trivial rules on the same rows (the majority label; for
-  pairwise judges the first-shown, longer and shorter answer), each with its interval and whether the
-  judge beats it (:mod:`jurist.analysis.baselines`);
+* ``accuracy``: verdicts equal to the label, a :class:`~jurist.stats.share.Share` (as every share here)
+  with its 95 % Wilson interval; ``decided``: the share of labelled rows with a verdict; ``baselines``:
+  trivial rules on the same rows (the majority label; for pairwise judges the first-shown, longer and
+  shorter answer), each with its interval and whether the judge beats it (:mod:`jurist.stats.baselines`);
 * pairwise judges: ``order_consistency`` (the share of judged rows whose two orders named the same side),
   ``first_shown_rate`` (of the orders' verdicts that name a response, the share naming the one shown
   first: 0.5 for a judge without position bias), ``accuracy_by_order`` (each order's verdict alone,
@@ -23,14 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurist.analysis.audit import proportion
-from jurist.analysis.baselines import baselines, compare_to_baselines
 from jurist.analysis.labels import normalize_labels
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.pairwise import ORDERS, PairwiseJudge, first_present
-
-CONFIDENCE = 0.95
+from jurist.stats.baselines import baselines, compare_to_baselines
+from jurist.stats.share import Share
 
 
 def quality(
@@ -40,7 +38,7 @@ def quality(
     rows: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The quality report of ``outputs`` (one per row, in row order) against ``labels`` (raw, one per row;
-    None for an unlabelled row), with the baselines on the same rows (:mod:`jurist.analysis.baselines`;
+    None for an unlabelled row), with the baselines on the same rows (:mod:`jurist.stats.baselines`;
     the length ones for a pairwise judge need ``rows``, the judged rows)."""
     if len(outputs) != len(labels):
         raise ValueError(f"{len(outputs)} outputs but {len(labels)} labels")
@@ -56,7 +54,7 @@ def quality(
         "accuracy": _share(correct),
         "decided": _share([verdicts[i] is not None for i in labelled]),
         "baselines": compare_to_baselines(
-            sum(correct), len(labelled), baselines(truth, pairwise=pairwise, lengths=lengths)
+            Share.of(correct), baselines(truth, pairwise=pairwise, lengths=lengths)
         ),
     }
     if isinstance(kind, PairwiseJudge) and kind.shows_order:  # pointwise mode has no orders to compare
@@ -108,7 +106,7 @@ def _verdict(output: JudgeOutput, pairwise: bool) -> Any:
 
 
 def _share(flags: Sequence[bool]) -> dict[str, Any]:
-    return proportion(sum(flags), len(flags), CONFIDENCE)
+    return Share.of(flags).as_dict()  # 95 %
 
 
 def _pairwise(kind: PairwiseJudge, outputs: Sequence[JudgeOutput], truth: Sequence[Any]) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jurist.analysis.baselines import format_baselines
-from jurist.analysis.text import interval_text, percent_text
+from jurist.analysis.text import format_baselines, interval_text
+from jurist.analysis.text import percent_text as _pct
 
 COLUMNS = (
     ("model", "model"),
@@ -65,10 +65,10 @@ REASONING_COLUMNS = (
 def _cell(value: Any) -> str:
     if value is None:
         return "–"
+    if isinstance(value, Mapping) and "beaten" in value:  # a baseline (jurist.stats.baselines)
+        return baseline_cell(value)
     if isinstance(value, Mapping) and "estimate" in value:  # a share with its interval (bench/quality)
         return interval_text(value) if value.get("estimate") is not None else "–"
-    if isinstance(value, Mapping) and "beaten" in value:  # a baseline (jurist.analysis.baselines)
-        return baseline_cell(value)
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
     return str(value).replace("|", "\\|")
@@ -76,10 +76,10 @@ def _cell(value: Any) -> str:
 
 def baseline_cell(entry: Mapping[str, Any]) -> str:
     """A baseline's accuracy, and "not beaten" where the judge does not beat it."""
-    accuracy = entry.get("accuracy")
+    accuracy = entry.get("estimate")
     if accuracy is None:
         return "–"
-    return percent_text(accuracy) + (" (not beaten)" if entry.get("beaten") == "no" else "")
+    return _pct(accuracy) + (" (not beaten)" if entry.get("beaten") == "no" else "")
 
 
 def columns(bench: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -147,10 +147,6 @@ def markdown(bench: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pct(share: float | None) -> str:
-    return "n/a" if share is None else f"{100 * share:.1f} %"
-
-
 def cascade_lines(bench: Mapping[str, Any]) -> list[str]:
     """Per cascade measured: rows decided per stage; its rows/s against its last stage's alone over the same
     rows, with the seconds saved as measured and as the cascade's report estimates them; the calibration's
@@ -186,8 +182,8 @@ def cascade_lines(bench: Mapping[str, Any]) -> list[str]:
         agreement = (figures.get("agreement") or {}).get(figures.get("name"))
         if agreement:
             out.append(
-                f"  agreement with the labels: {_pct(agreement['accuracy'])} of {agreement['labelled_rows']} "
-                "labelled rows"
+                f"  agreement with the labels: {_pct(agreement['accuracy']['estimate'])} of "
+                f"{agreement['labelled_rows']} labelled rows"
             )
     return out
 

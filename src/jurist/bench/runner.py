@@ -25,9 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from jurist.backends import for_label_scores
 from jurist.backends.base import Backend, describe
-from jurist.bench.measure import PeakMemory, metrics, timed
+from jurist.bench.measure import PeakMemory, metrics, query_gpus, timed
 from jurist.bench.quality import quality, quality_by_group
 from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
@@ -36,6 +35,7 @@ from jurist.engine.core import Engine
 from jurist.engine.metadata import environment
 from jurist.errors import ConfigError, JuristError
 from jurist.judges.judge import Judge
+from jurist.records import EngineUse
 
 MODES = ("generation", "logprobs", "reward")
 SCORING = {"generation": "GENERATE", "logprobs": "LOGPROBS"}
@@ -76,9 +76,6 @@ class BenchSpec:
 
 def machine() -> dict[str, Any]:
     """The machine (CPU model and cores, memory, GPUs with their memory) and the library versions."""
-    import shutil
-    import subprocess
-
     described = environment()
     try:
         import psutil
@@ -86,20 +83,8 @@ def machine() -> dict[str, Any]:
         described["machine"]["memory_gb"] = round(psutil.virtual_memory().total / 2**30, 1)
     except ImportError:  # pragma: no cover
         pass
-    gpus: list[dict[str, Any]] = []
-    if shutil.which("nvidia-smi"):
-        done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        for line in done.stdout.splitlines():
-            name, _, memory = line.rpartition(",")
-            if name:
-                gpus.append({"name": name.strip(), "memory_mb": float(memory)})
-    described["machine"]["gpus"] = gpus
+    gpus = query_gpus("name", "memory.total")
+    described["machine"]["gpus"] = [{"name": name, "memory_mb": float(memory)} for name, memory in gpus]
     return described
 
 
@@ -167,7 +152,8 @@ class Bench:
 
     def model(self, model: str | None) -> list[dict[str, Any]]:
         """Measure every judge and mode on one model: loaded once per engine configuration the measurements
-        need (the lm_head in float32 for those that read label probabilities, as a run would load it)."""
+        need (what their scoring modes ask of it, as a run would load it: the lm_head in float32 for
+        those that read label probabilities)."""
         configs: list[tuple[Any, str, JudgeConfig | JuristError]] = []
         for judge in self.spec.judges:
             for mode in self.spec.modes:
@@ -175,18 +161,18 @@ class Bench:
                     configs.append((judge, mode, self.config(judge, model, mode)))
                 except JuristError as exc:
                     configs.append((judge, mode, exc))
-        loads: dict[bool, list[int]] = {}  # reads label probabilities -> positions in configs
+        loads: dict[EngineUse, list[int]] = {}  # what the judges ask of the engine -> positions in configs
         for position, (_, _, config) in enumerate(configs):
-            labels = isinstance(config, JudgeConfig) and Judge(config).reads_label_probabilities
-            loads.setdefault(labels, []).append(position)
+            use = Judge(config).engine_config.use if isinstance(config, JudgeConfig) else EngineUse()
+            loads.setdefault(use, []).append(position)
         entries: dict[int, dict[str, Any]] = {}
-        for labels, positions in sorted(loads.items()):
-            measured = self.load(model, [configs[p] for p in positions], labels)
+        for use, positions in sorted(loads.items(), key=lambda item: repr(item[0])):
+            measured = self.load(model, [configs[p] for p in positions], use)
             entries.update(zip(positions, measured, strict=True))
         return [entries[p] for p in range(len(configs))]
 
     def load(
-        self, model: str | None, configs: list[tuple[Any, str, JudgeConfig | JuristError]], labels: bool
+        self, model: str | None, configs: list[tuple[Any, str, JudgeConfig | JuristError]], use: EngineUse
     ) -> list[dict[str, Any]]:
         """Load the model once, measure ``configs`` on it, close it."""
         first = next((c for _, _, c in configs if isinstance(c, JudgeConfig)), None)
@@ -194,7 +180,7 @@ class Bench:
             return [self.refused(judge, model, mode, str(c)) for judge, mode, c in configs]
         label = model or first.inference_config.model.model_name or "default model"
         self.say(f"loading {label}")
-        engine_config = for_label_scores(first.inference_config) if labels else first.inference_config
+        engine_config = first.inference_config.model_copy(update={"use": use})
         with PeakMemory() as memory:
             started = time.perf_counter()
             backend = self.factory(engine_config)

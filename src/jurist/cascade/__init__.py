@@ -1,7 +1,7 @@
 """Cascaded selective evaluation ("Trust or Escalate", Jung et al., ICLR 2025): stages of judges with the
 same judgment, a small one first; a row whose confidence is below its stage's threshold goes on to the next
 stage. Thresholds are given by hand or calibrated on labelled rows with a stated guarantee
-(:mod:`jurist.analysis.selective`). See docs/guide/cascades.md.
+(:mod:`jurist.stats.selective`). See docs/guide/cascades.md.
 
 Modules: what a stage's confidence is (``confidence``), calibration on labelled rows (``calibrate``), the
 cascade's engine (``engine``), stage outputs kept beside a run until committed (``side``), the output

@@ -3,7 +3,7 @@
 The labels file (any format jurist reads) holds a label per row and, to match rows, the input's id column
 (``--id-column``, else ``row_id``, else ``id``); without one its rows match the input's by position
 (LLMBar's JSON files). Every stage judges every labelled row once; each stage's threshold is then chosen
-by fixed-sequence testing with an exact binomial bound (:func:`~jurist.analysis.selective.calibrate_cascade`).
+by fixed-sequence testing with an exact binomial bound (:func:`~jurist.stats.selective.calibrate_cascade`).
 The result is kept beside the output (``<output>.calibration.json``, keyed by the stages, the labels, the
 input and the settings), so that a rerun (a resume after a crash, or a finished run found complete) does
 not judge the labelled rows again.
@@ -21,7 +21,6 @@ import pyarrow as pa
 
 from jurist.analysis.human import normalize_labels
 from jurist.analysis.label_file import read_label_file
-from jurist.analysis.selective import ThresholdChoice, calibrate_cascade, check_enough_labels
 from jurist.cascade.confidence import confidence_of, verdict_of
 from jurist.cascade.engine import CascadeEngine
 from jurist.config.cascade import CalibrationSettings, CascadePlan
@@ -30,6 +29,7 @@ from jurist.engine.spec import Selection
 from jurist.engine.stream import judge_chunks
 from jurist.errors import InputError
 from jurist.io.sources import Chunk
+from jurist.stats.selective import ThresholdChoice, calibrate_cascade, check_enough_labels
 
 
 def cache_path(output: Path) -> Path:

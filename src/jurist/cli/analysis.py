@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import pyarrow as pa
 import typer
 
-from jurist.analysis.calibration import fit
 from jurist.analysis.human import agreement_report, format_report
 from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map, result_labels
 from jurist.analysis.outcomes import reasoning_counts
@@ -22,6 +21,7 @@ from jurist.engine.summary import num
 from jurist.errors import JuristError
 from jurist.io.parts import read_metadata, running_metadata
 from jurist.io.results import ResultTable
+from jurist.stats.calibration import fit
 
 
 def agree(

@@ -13,7 +13,6 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from jurist.analysis.calibration import Calibration
 from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.backends import check_engine_params
 from jurist.cli.cascade import (
@@ -76,7 +75,7 @@ from jurist.cli.options import (
 from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.conversation.dataset import conversation_source
-from jurist.engine.core import Engine
+from jurist.engine.core import Engine, check_capabilities
 from jurist.engine.interrupt import parse_duration
 from jurist.engine.plan import plan_chunk
 from jurist.engine.preflight import check_constraints, worker_death
@@ -91,6 +90,7 @@ from jurist.judges.outputs import JudgeOutput
 from jurist.launch import Launch, Placement, emit, launch
 from jurist.models.resolve import prepare_models
 from jurist.records import ALL_CONSTRAINT_KINDS
+from jurist.stats.calibration import Calibration
 
 logger = logging.getLogger("jurist")
 
@@ -272,6 +272,7 @@ def validate(
     try:
         judge = Judge(load_judge_config(config, parse_cli_overrides(ctx.args)))
         check_engine_params(judge.config.inference_config)
+        check_capabilities([judge])
         check_constraints([judge])
     except JuristError as exc:
         fail(exc)
@@ -283,13 +284,9 @@ def validate(
     for line in judge.kind.describe():
         typer.echo(f"  {line}")
     typer.echo(f"  {confidence_line(judge)}")
-    if judge.probe is not None:
-        head, accuracy = judge.probe, (judge.probe.metrics.get("accuracy") or {}).get("value")
-        fitted = f", cross-validated accuracy {100 * accuracy:.1f} %" if accuracy is not None else ""
-        typer.echo(
-            f"  probe head {cfg.judge_params.probe}: layer {head.layer} of {head.model.name} "
-            f"(weights {head.model.weights}), fitted on {head.fit.get('rows')} rows{fitted}"
-        )
+    scoring = judge.scoring.describe()
+    if scoring is not None:
+        typer.echo(f"  {scoring}")
     model = cfg.inference_config.model.model_name or "(embedded default: SmolLM2-135M-Instruct)"
     typer.echo(f"  model {model} on {cfg.inference_config.engine.value}")
     for warning in judge.warnings:

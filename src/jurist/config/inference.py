@@ -17,10 +17,17 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from jurist.config.providers import PROVIDERS
 from jurist.config.types import InferenceEngine, StrictModel
+from jurist.records import EngineUse
+
+RETIRED_ENGINE_PARAMS = {
+    "probe": "a probe head is judge_params.probe, read with judge_params.scoring PROBE (the judge loads the "
+    "head and tells the engine its layer)",
+}
+"""``engine_params`` keys jurist no longer reads, and what took their place."""
 
 
 def _note(
@@ -355,6 +362,24 @@ class InferenceConfig(StrictModel):
         default_factory=dict,
         description="Settings of the local engine, validated by that engine's backend (keys: below).",
     )
+    use: EngineUse = Field(default_factory=EngineUse, exclude=True)
+    """What the judges on the engine ask of it besides generation: set from their scoring modes when the
+    engine is made (:meth:`jurist.judges.judge.Judge.engine_config`), never by a config."""
+
+    @field_validator("use", mode="before")
+    @classmethod
+    def _use_is_derived(cls, value: Any) -> Any:
+        if value != EngineUse():
+            raise ValueError("inference_config.use is set by the judges' scoring modes, not by a config")
+        return value
+
+    @field_validator("engine_params")
+    @classmethod
+    def _retired_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key, instead in RETIRED_ENGINE_PARAMS.items():
+            if key in value:
+                raise ValueError(f"engine_params.{key} is no longer read: {instead}")
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -105,24 +105,6 @@ class JudgeParams(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _probe_file(self) -> JudgeParams:
-        """A probe head goes with scoring PROBE, and scoring PROBE needs one."""
-        if self.scoring is ScoringMode.PROBE and not self.probe:
-            raise ValueError(
-                "judge_params.scoring PROBE needs judge_params.probe (a head file: jurist probe fit)"
-            )
-        if self.probe and self.scoring is not ScoringMode.PROBE:
-            raise ValueError(
-                "judge_params.probe is read in scoring PROBE only: set judge_params.scoring PROBE"
-            )
-        if self.scoring is ScoringMode.PROBE and self.reasoning is not None:
-            raise ValueError(
-                "judge_params.reasoning generates text, which a probe engine cannot: drop one of reasoning "
-                "and scoring PROBE"
-            )
-        return self
-
-    @model_validator(mode="after")
     def _declared_placeholders(self) -> JudgeParams:
         """As in Oumi: the declared placeholders must be the template's (after template_variables)."""
         if self.prompt_template_placeholders:

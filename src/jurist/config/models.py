@@ -30,7 +30,7 @@ from jurist.config.rag import RagJudgeParams
 from jurist.config.reward import RewardJudgeParams
 from jurist.config.rubric import Criterion, RubricJudgeParams
 from jurist.config.rules import RuleJudgeParams, check_example_value
-from jurist.config.types import InferenceEngine, JudgmentType, ScoringMode, StrictModel
+from jurist.config.types import InferenceEngine, JudgmentType, StrictModel
 
 
 def _refuse(problem: str | None) -> None:
@@ -38,7 +38,6 @@ def _refuse(problem: str | None) -> None:
         raise ValueError(problem)
 
 
-LOCAL_ENGINES = (InferenceEngine.VLLM, InferenceEngine.NATIVE)
 """The engines that run the model in this process (and so can read its hidden states)."""
 
 
@@ -130,11 +129,6 @@ class JudgeConfig(StrictModel):
             _refuse(self.rag_judge_params.problem_with(jp.model_fields_set, jp.prompt_template, other))
         if rubric is None and self.pairwise_judge_params is None:
             _refuse(simple_judge_problem(jp))
-        if jp.scoring is ScoringMode.PROBE and self.inference_config.engine not in LOCAL_ENGINES:
-            raise ValueError(
-                "judge_params.scoring PROBE reads the model's hidden states: it needs engine VLLM or NATIVE, "
-                f"not {self.inference_config.engine.value}"
-            )
         if jp.samples > 1:
             self._check_samples()
         if jp.reasoning is not None:

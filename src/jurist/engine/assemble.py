@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
-from jurist.analysis.calibration import Calibration
 from jurist.errors import InputError
 from jurist.judges.columns import Provenance
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.panel import Panel
+from jurist.stats.calibration import Calibration
 
 
 class Assembler:

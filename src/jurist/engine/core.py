@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 from typing_extensions import Unpack
 
-from jurist.backends import create_backend, for_label_scores
+from jurist.backends import check_capability, create_backend
 from jurist.backends.base import Backend, describe
 from jurist.config.inference import InferenceConfig
 from jurist.config.models import JudgeConfig
@@ -38,6 +39,7 @@ from jurist.io.opening import open_source
 from jurist.io.sources import Chunk, InputData, RowSource
 from jurist.judges.judge import Judge
 from jurist.judges.panel import Panel
+from jurist.records import EngineUse
 
 JudgeLike = Judge | JudgeConfig | str | Path | Mapping[str, Any]
 BackendFactory = Callable[[InferenceConfig], Backend]
@@ -81,6 +83,8 @@ class Engine:
                 f"two judges are named {', '.join(duplicates)}; give each a distinct name "
                 "(config key `name`, or Judge.from_config(..., name=...))"
             )
+        if backend is None:  # an engine that cannot serve a judge's scoring mode is refused before it loads
+            check_capabilities(self.judges)
         self._shared_backend = backend
         self._factory = backend_factory or create_backend
         self._backends: dict[str, Backend] = {}
@@ -100,19 +104,21 @@ class Engine:
     # ------------------------------------------------------------------------------------ backends
     def backend_for(self, judge: Judge) -> Backend:
         """The backend a judge runs on: the one given, or one per distinct model and engine, created by the
-        factory when its first request needs the model (its lm_head in float32 when a judge on it reads
-        label probabilities: :func:`~jurist.backends.for_label_scores`)."""
+        factory when its first request needs the model, for what every judge on it asks of it (their
+        scoring modes' :class:`~jurist.records.EngineUse`: label scores in float32, hidden states after a
+        layer), and checked by their modes once loaded (a probe head against the model)."""
         if self._shared_backend is not None:
             return self._shared_backend
         if not judge.needs_model:  # a rule judge: nothing loads
             return NO_MODEL
         key = backend_key(judge.engine_config)
         if key not in self._backends:
-            config = judge.engine_config
-            sharing = [j for j in self.judges if backend_key(j.engine_config) == key]
-            if any(j.reads_label_probabilities for j in sharing):
-                config = for_label_scores(config)
-            self._backends[key] = lazy(self._factory, config, self._loaded)
+            sharing = [j for j in self.judges if j.needs_model and backend_key(j.engine_config) == key]
+            use = EngineUse()
+            for other in sharing:
+                use = use.merged(other.engine_config.use)
+            config = judge.engine_config.model_copy(update={"use": use})
+            self._backends[key] = lazy(self._factory, config, self._loaded, partial(_check_loaded, sharing))
         return self._backends[key]
 
     @staticmethod
@@ -311,3 +317,21 @@ class Engine:
             if judge.name not in described and backend is not None:
                 described[judge.name] = describe(backend)
         return described
+
+
+def _check_loaded(judges: Sequence[Judge], backend: Backend) -> None:
+    """Each judge's scoring mode checks the engine it runs on, once loaded (a probe head refuses another
+    model, naming both)."""
+    described = describe(backend)
+    for judge in judges:
+        judge.scoring.check_engine(described)
+
+
+def check_capabilities(judges: Sequence[Judge]) -> None:
+    """Refuse a judge whose engine cannot do what its scoring mode needs (hidden states for PROBE, label
+    scores for LOGPROBS), naming the engines that can, before any model loads."""
+    for judge in judges:
+        if judge.needs_model:
+            mode = judge.scoring
+            needed = f"judge {judge.name!r}: judge_params.scoring {mode.mode.value} reads {mode.reads}"
+            check_capability(judge.config.inference_config, mode.capability, needed)

@@ -1,11 +1,12 @@
 """Dispatch: a chunk's pending rows -> one backend call per round -> each row's output.
 
-Every round sends the requests of every pending row of the chunk in one call per request kind
-(generation requests to ``generate``, label requests to ``score_labels``, reward requests to
-``score_rewards``) and feeds each row's step its
-answers, in request order. A step that needs more (a judge with several model calls per row) stays for the
-next round. When a call raises (or answers with the wrong count), it is split until the failing requests are
-found: only they get ``backend_error`` with the exception's text; nothing else is lost.
+Every round sends the requests of every pending row of the chunk in one call per request type (each type
+names the backend method that answers it: generation requests to ``generate``, label requests to
+``score_labels``, reward requests to ``score_rewards``, state requests to ``hidden_states``) and feeds each
+row's step its answers, in request order. A step that needs more (a judge with several model calls per row)
+stays for the next round. When a call raises (or answers with the wrong count), it is split until the
+failing requests are found: only they get ``backend_error`` with the exception's text; nothing else is
+lost. A backend without the method a request type needs answers each such request with an error saying so.
 """
 
 from __future__ import annotations
@@ -14,21 +15,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from jurist.backends.base import Backend, LabelScorer, RewardScorer
+from jurist.backends.base import Backend, call
 from jurist.backends.engine_death import stop_if_dead
 from jurist.engine.plan import ChunkPlan, RowTask
 from jurist.errors import JuristError
-from jurist.judges.base import Answer, Step
+from jurist.judges.base import Step
 from jurist.judges.outputs import JudgeOutput
-from jurist.judges.parts import Request
-from jurist.records import (
-    Completion,
-    GenerationRequest,
-    LabelRequest,
-    LabelScores,
-    RewardRequest,
-    RewardScores,
-)
+from jurist.records import REQUEST_TYPES, Answer, Completion, GenerationRequest, Request
 
 logger = logging.getLogger("jurist")
 R = TypeVar("R")
@@ -59,71 +52,28 @@ def run_plan(backend: Backend, plan: ChunkPlan, tally: Any = None) -> dict[str, 
 
 
 def answer(backend: Backend, requests: Sequence[Request]) -> list[Answer]:
-    """Generation requests go to ``generate``, label requests to ``score_labels``, each kind in one call;
-    the answers come back in request order."""
-    generation = [i for i, r in enumerate(requests) if isinstance(r, GenerationRequest)]
-    labels = [i for i, r in enumerate(requests) if isinstance(r, LabelRequest)]
-    rewards = [i for i, r in enumerate(requests) if isinstance(r, RewardRequest)]
+    """Each request type's requests in one call to the backend method that answers them (a failing call
+    narrowed down: :func:`isolated`); the answers come back in request order."""
     answers: list[Answer | None] = [None] * len(requests)
-    if generation:
-        batch = [requests[i] for i in generation]
-        for i, completion in zip(generation, generate(backend, batch), strict=True):  # type: ignore[arg-type]
-            answers[i] = completion
-    if labels:
-        batch = [requests[i] for i in labels]
-        for i, scored in zip(labels, score(backend, batch), strict=True):  # type: ignore[arg-type]
-            answers[i] = scored
-    if rewards:
-        batch = [requests[i] for i in rewards]
-        for i, rewarded in zip(rewards, reward(backend, batch), strict=True):  # type: ignore[arg-type]
-            answers[i] = rewarded
+    for kind in REQUEST_TYPES:
+        chosen = [i for i, r in enumerate(requests) if type(r) is kind]
+        if not chosen:
+            continue
+
+        def send(batch: Sequence[Request], kind: type[Request] = kind) -> list[Answer]:
+            return call(backend, kind, batch)
+
+        what = f"backend {backend.model_id}" + ("" if kind.method == "generate" else f" ({kind.action})")
+        for i, found in zip(
+            chosen, isolated(send, [requests[i] for i in chosen], kind.failed, what), strict=True
+        ):
+            answers[i] = found
     return [a for a in answers if a is not None]
-
-
-def score(backend: Backend, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-    """Label scores for every request (``error`` ones when the backend cannot score labels, or for the
-    requests a failing call is narrowed down to)."""
-    if not isinstance(backend, LabelScorer):
-        message = (
-            f"backend {type(backend).__name__} cannot score labels; "
-            "LOGPROBS and PROBE scoring need engine VLLM or NATIVE"
-        )
-        return [LabelScores(None, "error", error=message) for _ in requests]
-    scorer = backend
-
-    def call(batch: Sequence[LabelRequest]) -> list[LabelScores]:
-        return scorer.score_labels(batch)
-
-    def failed(message: str) -> LabelScores:
-        return LabelScores(None, "error", error=message)
-
-    return isolated(call, requests, failed, f"backend {backend.model_id} label scoring")
-
-
-def reward(backend: Backend, requests: Sequence[RewardRequest]) -> list[RewardScores]:
-    """Reward scores for every request (``error`` ones when the backend runs no sequence classifier, or
-    for the requests a failing call is narrowed down to)."""
-    if not isinstance(backend, RewardScorer):
-        message = f"backend {type(backend).__name__} runs no reward model or classifier"
-        return [RewardScores(None, "error", error=message) for _ in requests]
-    scorer = backend
-
-    def call(batch: Sequence[RewardRequest]) -> list[RewardScores]:
-        return scorer.score_rewards(batch)
-
-    def failed(message: str) -> RewardScores:
-        return RewardScores(None, "error", error=message)
-
-    return isolated(call, requests, failed, f"backend {backend.model_id} reward scoring")
 
 
 def generate(backend: Backend, requests: Sequence[GenerationRequest]) -> list[Completion]:
     """One completion per request (``error`` ones for the requests a failing call is narrowed down to)."""
-
-    def failed(message: str) -> Completion:
-        return Completion("", "error", error=message)
-
-    return isolated(backend.generate, requests, failed, f"backend {backend.model_id}")
+    return answer(backend, requests)  # type: ignore[return-value]
 
 
 def isolated(

@@ -13,33 +13,42 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurist.backends import constraint_kinds
-from jurist.backends.base import Backend, LabelScorer, RewardScorer, describe
+from jurist.backends.base import Backend, call, describe
 from jurist.config.inference import InferenceConfig
 from jurist.models.default_model import DEFAULT_MODEL_LABEL
 from jurist.records import (
     ALL_CONSTRAINT_KINDS,
+    Answer,
     Completion,
     ConstraintKind,
     GenerationRequest,
+    HiddenState,
     LabelRequest,
     LabelScores,
+    Request,
     RewardRequest,
     RewardScores,
+    StateRequest,
 )
 
 
 class LazyBackend:
-    """A backend made by ``factory(config)`` on first use; ``on_load(seconds)`` hears how long that took."""
+    """A backend made by ``factory(config)`` on first use; ``on_load(seconds)`` hears how long that took and
+    ``check(backend)`` (when given) may refuse it once made. Every request type is forwarded to the real
+    backend's method for it (:func:`~jurist.backends.base.call`: a backend without one answers each request
+    with an error saying so)."""
 
     def __init__(
         self,
         factory: Callable[[InferenceConfig], Backend],
         config: InferenceConfig,
         on_load: Callable[[float], None],
+        check: Callable[[Backend], None] | None = None,
     ) -> None:
         self._factory = factory
         self._config = config
         self._on_load = on_load
+        self._check = check
         self._backend: Backend | None = None
         self._failure: Exception | None = None
         self.constraint_kinds: tuple[ConstraintKind, ...] = constraint_kinds(config)
@@ -49,17 +58,26 @@ class LazyBackend:
         return self._backend
 
     def real(self) -> Backend:
-        """The backend, created on the first call (a failure to create it is raised again on later calls)."""
+        """The backend, created on the first call (a failure to create or check it is raised again on later
+        calls)."""
         if self._failure is not None:
             raise self._failure
         if self._backend is None:
             started = time.perf_counter()
             try:
-                self._backend = self._factory(self._config)
+                backend = self._factory(self._config)
             except Exception as exc:
                 self._failure = exc
                 raise
             self._on_load(time.perf_counter() - started)
+            if self._check is not None:
+                try:
+                    self._check(backend)
+                except Exception as exc:
+                    self._failure = exc
+                    backend.close()
+                    raise
+            self._backend = backend
         return self._backend
 
     @property
@@ -68,23 +86,20 @@ class LazyBackend:
             return self._backend.model_id
         return self._config.model.model_name or DEFAULT_MODEL_LABEL
 
+    def _forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
+        return call(self.real(), kind, requests)
+
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         return self.real().generate(requests)
 
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        backend = self.real()
-        if not isinstance(backend, LabelScorer):
-            raise TypeError(
-                f"backend {type(backend).__name__} cannot score labels; "
-                "LOGPROBS and PROBE scoring need engine VLLM or NATIVE"
-            )
-        return backend.score_labels(requests)
+        return self._forward(LabelRequest, requests)  # type: ignore[return-value]
 
     def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
-        backend = self.real()
-        if not isinstance(backend, RewardScorer):
-            raise TypeError(f"backend {type(backend).__name__} runs no reward model or classifier")
-        return backend.score_rewards(requests)
+        return self._forward(RewardRequest, requests)  # type: ignore[return-value]
+
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
+        return self._forward(StateRequest, requests)  # type: ignore[return-value]
 
     def describe(self) -> dict[str, Any]:
         return describe(self._backend) if self._backend is not None else {"loaded": False}
@@ -117,7 +132,10 @@ NO_MODEL = NoModel()
 
 
 def lazy(
-    factory: Callable[[InferenceConfig], Backend], config: InferenceConfig, on_load: Callable[[float], None]
+    factory: Callable[[InferenceConfig], Backend],
+    config: InferenceConfig,
+    on_load: Callable[[float], None],
+    check: Callable[[Backend], None] | None = None,
 ) -> Backend:
-    """A backend for ``config`` that ``factory`` creates on first use."""
-    return LazyBackend(factory, config, on_load)
+    """A backend for ``config`` that ``factory`` creates on first use (and ``check`` may refuse)."""
+    return LazyBackend(factory, config, on_load, check)

@@ -18,7 +18,6 @@ import platform
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
 
 from jurist._version import __version__
@@ -77,58 +76,45 @@ def judge_entry(judge: Judge) -> dict[str, Any]:
         "scoring": jp.scoring.value,
         "seed": judge.config.inference_config.generation.seed,
         "config": judge.config.model_dump(mode="json"),
-        **({"probe": probe_entry(judge)} if judge.probe is not None else {}),
+        **judge.scoring.metadata(),
     }
-
-
-def probe_entry(judge: Judge) -> dict[str, Any]:
-    """Where a PROBE judge's head came from: its file and sha256, layer, model, labels and fitted accuracy."""
-    head, path = judge.probe, judge.config.judge_params.probe
-    assert head is not None and path is not None
-    accuracy = head.metrics.get("accuracy") or {}
-    return {
-        "path": str(Path(path).resolve()),
-        "sha256": file_sha256(path),
-        "layer": head.layer,
-        "model": head.model.name,
-        "weights": head.model.weights,
-        "labels": head.fit.get("labels"),
-        "rows": head.fit.get("rows"),
-        "cross_validated_accuracy": accuracy.get("value"),
-    }
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def fingerprint(
-    judges: Sequence[JudgeConfig], input_identity: Mapping[str, Any], options: Mapping[str, Any]
+    judges: Sequence[JudgeConfig],
+    input_identity: Mapping[str, Any],
+    options: Mapping[str, Any],
+    identities: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """A short hash of what decides a run's results: the judges' configs, the input, the options."""
-    payload = {
+    """A short hash of what decides a run's results: the judges' configs, the input, the options, and what
+    the judges' scoring modes read besides their configs (``identities``, by judge: a probe head's sha256;
+    :func:`scoring_identities`)."""
+    payload: dict[str, Any] = {
         "judges": [j.model_dump(mode="json") for j in judges],
         "input": dict(input_identity),
         "options": dict(options),
     }
-    heads = {
-        j.name or str(i): file_sha256(j.judge_params.probe)
-        for i, j in enumerate(judges)
-        if j.judge_params.probe
-    }
-    if heads:  # a head fitted again at the same path is another judge
-        payload["probe_heads"] = heads
+    for name, identity in (identities or {}).items():
+        for key, value in identity.items():
+            payload.setdefault(key, {})[name] = value
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def scoring_identities(judges: Sequence[Judge]) -> dict[str, dict[str, Any]]:
+    """What each judge's scoring mode reads besides its config (``Scoring.identity``), keyed by the config's
+    name (its position when it has none)."""
+    found = {j.config.name or str(i): j.scoring.identity() for i, j in enumerate(judges)}
+    return {name: identity for name, identity in found.items() if identity}
 
 
 def position_priors(
     judges: Sequence[Judge], columns: Callable[[Sequence[str]], Mapping[str, Sequence[Any]]]
 ) -> dict[str, dict[str, Any]]:
-    """The position prior (:mod:`jurist.analysis.position`) of every pairwise judge that scored both orders'
+    """The position prior (:mod:`jurist.stats.position`) of every pairwise judge that scored both orders'
     probabilities, from its ``ab_p_first`` and ``ba_p_first`` columns as ``columns`` reads them (a run's
     committed parts: every row, resumed ones included)."""
-    from jurist.analysis.position import position_prior
     from jurist.judges.pairwise import PairwiseJudge
+    from jurist.stats.position import position_prior
 
     out: dict[str, dict[str, Any]] = {}
     for judge in judges:

@@ -24,8 +24,11 @@ ID_COLUMNS = ("row_id", "id")
 
 
 def backend_key(config: InferenceConfig) -> str:
-    """Judges whose inference configs agree on everything but sampling share one backend (one engine)."""
-    return json.dumps(config.model_dump(mode="json", exclude={"generation"}), sort_keys=True)
+    """Judges whose inference configs agree on everything but sampling share one backend (one engine), unless
+    one reads hidden states after a layer: its engine may hold the model cut there."""
+    key = config.model_dump(mode="json", exclude={"generation"})
+    key["hidden_states_layer"] = config.use.hidden_states_layer
+    return json.dumps(key, sort_keys=True)
 
 
 def group_by_backend(judges: Sequence[Judge]) -> list[list[Judge]]:

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from jurist.backends.base import Backend
 from jurist.engine.assemble import Assembler
-from jurist.engine.metadata import now, position_priors, run_metadata
+from jurist.engine.metadata import now, position_priors, run_metadata, scoring_identities
 from jurist.engine.preflight import check_constraints
 from jurist.engine.progress import Progress
 from jurist.engine.repair import mend_store
@@ -191,7 +191,7 @@ class Run:
         source = spec.rows.open(spec.options.id_column)
         engine.check_columns(source)
         decisive = spec.decisive_options()  # once: a batch results file is read for its identity
-        run_id = spec.fingerprint(source.identity(), decisive)
+        run_id = spec.fingerprint(source.identity(), decisive, scoring_identities(engine.judges))
         return source, {**decisive, "chunk_size": engine.chunk_size}, run_id
 
     def execute(self, batches: BatchSource | None = None) -> RunSummary:

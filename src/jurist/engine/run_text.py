@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jurist.analysis.position import format_prior
+from jurist.analysis.text import format_prior
 from jurist.io.results import ResultTable
 
 

@@ -9,11 +9,11 @@ the run's fingerprint comes from it alone (:meth:`RunSpec.fingerprint`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist.analysis.calibration import Calibration
 from jurist.config.cascade import CascadePlan, CascadeSettings
 from jurist.config.models import JudgeConfig
 from jurist.engine.metadata import fingerprint
@@ -22,6 +22,7 @@ from jurist.io.opening import open_source
 from jurist.io.selection import LimitSource, SampleSource
 from jurist.io.sources import RowSource, file_identity
 from jurist.judges.panel import default_quorum
+from jurist.stats.calibration import Calibration
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class RunOptions:
     ``id_column``: the input column that identifies rows (None: ``row_id``, else ``id``, else the row's
     0-based position in the input); ``panel``: add the panel's per-row columns
     (:mod:`jurist.judges.panel`), with ``quorum`` (None: a majority); ``calibrations``: fitted maps
-    (:mod:`jurist.analysis.calibration`), each adding ``<judge>.calibrated``; ``max_open_chunks``: with a
+    (:mod:`jurist.stats.calibration`), each adding ``<judge>.calibrated``; ``max_open_chunks``: with a
     streaming backend, chunks in flight at once."""
 
     chunk_size: int | None = None
@@ -122,8 +123,15 @@ class RunSpec:
             decisive["answers"] = [file_identity(p) for p in self.answers]
         return decisive
 
-    def fingerprint(self, input_identity: dict[str, Any], decisive: dict[str, Any] | None = None) -> str:
+    def fingerprint(
+        self,
+        input_identity: dict[str, Any],
+        decisive: dict[str, Any] | None = None,
+        identities: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> str:
         """A short hash of what decides the results of this spec's run over the input so identified
-        (``decisive``: :meth:`decisive_options`, when the caller already has them)."""
+        (``decisive``: :meth:`decisive_options`, when the caller already has them; ``identities``: what the
+        judges' scoring modes read besides their configs, from
+        :func:`~jurist.engine.metadata.scoring_identities`)."""
         options = self.decisive_options() if decisive is None else decisive
-        return fingerprint(self.judges, input_identity, options)
+        return fingerprint(self.judges, input_identity, options, identities)

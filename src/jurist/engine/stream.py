@@ -30,10 +30,10 @@ from jurist.engine.plan import ChunkPlan, RowTask, chunk_row_ids, plan_chunk
 from jurist.engine.window import MAX_OPEN_CHUNKS, RequestWindow
 from jurist.errors import JuristError
 from jurist.io.sources import Chunk
-from jurist.judges.base import Answer, Step
+from jurist.judges.base import Step
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
-from jurist.records import ConstraintKind, GenerationRequest
+from jurist.records import Answer, ConstraintKind, GenerationRequest
 
 logger = logging.getLogger("jurist")
 

@@ -20,11 +20,9 @@ from jurist.config.models import JudgeConfig
 from jurist.config.templates import lookup
 from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
-from jurist.judges.parts import JudgeParts, Request
-from jurist.records import ALL_CONSTRAINT_KINDS, Completion, ConstraintKind, LabelScores, RewardScores
+from jurist.judges.parts import JudgeParts
+from jurist.records import ALL_CONSTRAINT_KINDS, Answer, ConstraintKind, Request
 from jurist.render.namespace import NAMESPACE_ROOTS, build_namespace
-
-Answer = Completion | LabelScores | RewardScores
 
 
 @dataclass(frozen=True)
@@ -79,7 +77,7 @@ class JudgeKind(ABC):
     def generates(self) -> bool:
         """Whether every request of this judge decodes text (what an engine kept full streams); label
         scoring and reward scoring are prefill only."""
-        return not self.parts.logprob_scoring
+        return self.parts.scoring.generates
 
     @property
     def spec(self) -> OutputSpec:

@@ -2,8 +2,8 @@
 (:class:`~jurist.judges.judge.Judge`): the config layer below knows neither.
 
 :func:`check_config` raises :class:`~jurist.errors.ConfigError` for what cannot work (a rubric in a format
-that cannot delimit one judgment per criterion); :func:`compile_warnings` lists what is legal but
-suspicious, one sentence each, beside the config's own warnings.
+that cannot delimit one judgment per criterion, a scoring mode's own refusals); :func:`compile_warnings`
+lists what is legal but suspicious, one sentence each, beside the config's own warnings.
 """
 
 from __future__ import annotations
@@ -14,11 +14,16 @@ from jurist.config.templates import Template, lookup
 from jurist.config.types import ResponseFormat
 from jurist.errors import ConfigError
 from jurist.render.namespace import build_namespace
+from jurist.scoring import problem_with as scoring_problem
 
 
 def check_config(config: JudgeConfig) -> None:
-    """Raise a :class:`ConfigError` naming the file and key for a config no judge can run."""
+    """Raise a :class:`ConfigError` naming the file and key for a config no judge can run (its scoring mode's
+    check included: :func:`jurist.scoring.problem_with`)."""
     jp = config.judge_params
+    problem = scoring_problem(config)
+    if problem is not None:
+        raise ConfigError(problem, source=config.source, field="judge_params.scoring")
     if config.rubric_judge_params is not None and not answer_format(jp.response_format).delimits_fields:
         able = [kind.value for kind in ResponseFormat if answer_format(kind).delimits_fields]
         raise ConfigError(

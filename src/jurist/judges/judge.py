@@ -21,22 +21,30 @@ from jurist.config.inference import InferenceConfig
 from jurist.config.loading import load_judge_config
 from jurist.config.models import JudgeConfig
 from jurist.config.templates import MissingValue
-from jurist.config.types import ScoringMode
-from jurist.judges.base import Answer, JudgeKind, OneCallKind, Step
+from jurist.judges.base import JudgeKind, OneCallKind, Step
 from jurist.judges.checks import check_config, compile_warnings
 from jurist.judges.columns import GENERIC_COLUMNS, Column, Provenance
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.pairwise import PairwiseJudge
 from jurist.judges.pairwise_pointwise import PointwisePairJudge
-from jurist.judges.parts import JudgeParts, Request
+from jurist.judges.parts import JudgeParts
 from jurist.judges.pointwise import PointwiseJudge
 from jurist.judges.rag.kind import RagJudge
 from jurist.judges.reasoning import reasoning_columns, think_first
 from jurist.judges.reward import RewardJudge
 from jurist.judges.rule import RuleJudge
-from jurist.models.probe_head import ProbeHead, load_head
-from jurist.records import ALL_CONSTRAINT_KINDS, Constraint, ConstraintKind, GenerationRequest, Message
+from jurist.records import (
+    ALL_CONSTRAINT_KINDS,
+    Answer,
+    Constraint,
+    ConstraintKind,
+    EngineUse,
+    GenerationRequest,
+    Message,
+    Request,
+)
 from jurist.render.prompts import PromptBuilder
+from jurist.scoring import Scoring
 
 logger = logging.getLogger("jurist")
 
@@ -81,28 +89,19 @@ class Judge:
         self.columns: tuple[Column, ...] = (*self.kind.value_columns, *thinking, *GENERIC_COLUMNS)
         self.needs_model: bool = self.kind.needs_model
         """False for a rule judge: it sends no request, and no model loads for it."""
-        self.reads_label_probabilities: bool = self.needs_model and bool(
-            self.parts.logprob_scoring or config.judge_params.label_probabilities
-        )
-        """Whether the judge reads label probabilities (LOGPROBS scoring or ``label_probabilities``): its
-        engine then computes its lm_head in float32 (:func:`jurist.backends.for_label_scores`)."""
-        self.probe: ProbeHead | None = None
-        """The probe head a judge in scoring PROBE reads its labels with, checked against its prompt, answer
-        format and labels (a :class:`~jurist.errors.ConfigError` names both fingerprints)."""
-        if config.judge_params.scoring is ScoringMode.PROBE and config.judge_params.probe:
-            self.probe = load_head(config.judge_params.probe)
-            self.probe.check_judge(self.name, self.prompt_hash, self.schema_hash, self.parts.label_texts)
+        self.scoring: Scoring = self.parts.scoring
+        """The judge's scoring mode (:mod:`jurist.scoring`), checked against its prompt, answer format and
+        labels (a PROBE judge's head: a :class:`~jurist.errors.ConfigError` names both fingerprints)."""
+        if self.needs_model:
+            self.scoring.check_judge(self.name, self.prompt_hash, self.schema_hash, self.parts.label_texts)
 
     @property
     def engine_config(self) -> InferenceConfig:
-        """The inference config of the engine the judge runs on: in scoring PROBE, its head file is an
-        engine parameter (``engine_params.probe``), so the engine loads for the head."""
+        """The inference config of the engine the judge runs on, with what its scoring mode asks of that
+        engine (``use``: label scores, or hidden states after a layer)."""
         config = self.config.inference_config
-        path = self.config.judge_params.probe
-        if self.probe is None or path is None:
-            return config
-        params = {**config.engine_params, "probe": str(Path(path).resolve())}
-        return config.model_copy(update={"engine_params": params})
+        use = self.scoring.engine_use() if self.needs_model else EngineUse()
+        return config if use == config.use else config.model_copy(update={"use": use})
 
     @classmethod
     def from_config(
@@ -202,7 +201,7 @@ class Judge:
         return self.parts.prompt.render(row)
 
     def request(self, messages: tuple[Message, ...]) -> Request:
-        """The request for rendered messages (a label request in LOGPROBS scoring)."""
+        """The request for rendered messages, as the scoring mode makes it."""
         return self.parts.request(messages)
 
     def generation_request(self, messages: tuple[Message, ...]) -> GenerationRequest:

@@ -41,12 +41,12 @@ from jurist.config.models import JudgeConfig
 from jurist.config.pairwise import Decision, PairwiseJudgeParams
 from jurist.config.templates import MissingValue, lookup
 from jurist.config.types import JudgmentType
-from jurist.judges.base import Answer, OneCallKind, Step
+from jurist.judges.base import OneCallKind, Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
 from jurist.judges.pointwise import AGREEMENT, USABLE
-from jurist.records import ConstraintKind
+from jurist.records import Answer, ConstraintKind
 from jurist.render.namespace import build_namespace, side_error, side_namespace
 
 Winner = Literal["a", "b", "tie", "inconclusive"]
@@ -72,6 +72,13 @@ def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
         if value is not None:
             return value
     return None
+
+
+def order_average(in_ab: Any, in_ba: Any) -> Any:
+    """A response's probability of winning over both orders: the mean of its label's probability in order ab
+    and in order ba (floats, or arrays of them). With each order's labels summing to one, p_a of a pair and
+    p_a of its mirror add up to one."""
+    return (in_ab + in_ba) / 2
 
 
 class PairwiseJudge(OneCallKind):
@@ -192,7 +199,7 @@ class PairwiseJudge(OneCallKind):
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
         """Both orders' answers (with samples: N per order) -> the winner by the judge's decision."""
         n = self.samples
-        readings = [self.parts.reader.read_answer(a) for a in answers]
+        readings = [self.parts.read(a) for a in answers]
         orders = [self._order(readings[:n]), self._order(readings[n:])]
         values = self._empty_values()
         explained = any(f.name == "explanation" for f in self.spec.fields)
@@ -219,8 +226,8 @@ class PairwiseJudge(OneCallKind):
             values.update(winner=winner, position_consistent=consistent)
             return JudgeOutput("ok", values, {}, None, SCORE_A.get(winner), **tokens)
         labels = self.pair.labels
-        p_a = (ab[labels.first] + ba[labels.second]) / 2  # A is shown first in order ab, second in ba
-        p_b = (ab[labels.second] + ba[labels.first]) / 2
+        p_a = order_average(ab[labels.first], ba[labels.second])  # A: shown first in order ab, second in ba
+        p_b = order_average(ab[labels.second], ba[labels.first])
         p_tie = (ab.get(labels.tie, 0.0) + ba.get(labels.tie, 0.0)) / 2
         if self.decision == "probability":
             winner = self.by_probability(p_a, p_b, p_tie)
@@ -237,7 +244,7 @@ class PairwiseJudge(OneCallKind):
         failed sample counting for none)."""
         if len(readings) == 1:
             reading = readings[0]
-            found = reading.distributions.get("judgment") if self.parts.logprob_scoring else None
+            found = reading.distributions.get("judgment") if self.parts.reads_labels else None
             shares = dict(found.probs) if found is not None and reading.ok else None
             return _Order(reading, shares, int(reading.ok))
         usable = [r for r in readings if r.ok]
@@ -266,7 +273,7 @@ class PairwiseJudge(OneCallKind):
     @property
     def scores_probability(self) -> bool:
         """Whether the judge gives ``p_a``: label probabilities (LOGPROBS) or the vote shares of samples."""
-        return self.parts.logprob_scoring or self.samples > 1
+        return self.parts.reads_labels or self.samples > 1
 
     def _empty_values(self) -> dict[str, Any]:
         return dict.fromkeys(self._value_names)
@@ -277,15 +284,21 @@ class PairwiseJudge(OneCallKind):
             return None
         return verdict == self.pair.labels.first
 
+    prompts: tuple[str, ...] = ORDERS
+    """The name of each of a row's prompts: its order (or, in pointwise mode, its side)."""
+    leading: tuple[str, ...] = ("winner", "position_consistent")
+    """The values before the prompts' own."""
+
     @cached_property
     def _value_names(self) -> tuple[str, ...]:
-        """The suffixes of the values the judge writes in ``field_values``, in column order."""
-        names = ["winner", "position_consistent"]
-        for key in ORDERS:
+        """The suffixes of the values the judge writes in ``field_values``, in column order: the leading
+        ones, each prompt's judgment (and explanation), then each prompt's raw answer."""
+        names = list(self.leading)
+        for key in self.prompts:
             names.append(f"{key}_judgment")
             if self.config.judge_params.include_explanation:
                 names.append(f"{key}_explanation")
-        return (*names, *(f"{key}_raw" for key in ORDERS))
+        return (*names, *(f"{key}_raw" for key in self.prompts))
 
     @cached_property
     def value_columns(self) -> tuple[Column, ...]:

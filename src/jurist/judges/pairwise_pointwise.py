@@ -31,11 +31,11 @@ from jurist.answer.fields import OutputField
 from jurist.answer.spec import judgment_field
 from jurist.config.models import JudgeConfig
 from jurist.config.types import JudgmentType
-from jurist.judges.base import Answer, Step
+from jurist.judges.base import Step
 from jurist.judges.columns import Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.pairwise import SCORE_A, PairwiseJudge
-from jurist.records import ConstraintKind
+from jurist.records import Answer, ConstraintKind
 
 SIDES: Final = ("a", "b")
 SIDES_AS_SHOWN: Final = ("response_a", "response_b")  # the namespace keys of the sides, in request order
@@ -80,6 +80,12 @@ def pointwise_config(config: JudgeConfig) -> JudgeConfig:
     return config.model_copy(update={"judge_params": jp.model_copy(update=update)})
 
 
+def p_a_alone(yes_a: Any, yes_b: Any) -> Any:
+    """A's probability of winning from each response judged alone: ``(1 + P(Yes | A) - P(Yes | B)) / 2``
+    (floats, or arrays of them), so p_a of a pair and of its mirror add up to one."""
+    return (1 + yes_a - yes_b) / 2
+
+
 class PointwisePairJudge(PairwiseJudge):
     """A pairwise judge in pointwise mode: one request per response, each alone; one combined output."""
 
@@ -94,6 +100,8 @@ class PointwisePairJudge(PairwiseJudge):
 
     label = "pairwise (pointwise mode)"
     shows_order = False
+    prompts = SIDES
+    leading = ("winner",)
 
     @property
     def required_fields(self) -> set[str]:
@@ -109,7 +117,7 @@ class PointwisePairJudge(PairwiseJudge):
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
         """Each side's Yes/No (and P(Yes) in LOGPROBS) -> the winner by their difference."""
-        readings = [self.parts.reader.read_answer(a) for a in answers]
+        readings = [self.parts.read(a) for a in answers]
         values = self._empty_values()
         explained = any(f.name == "explanation" for f in self.spec.fields)
         for side, reading in zip(SIDES, readings, strict=True):
@@ -129,9 +137,9 @@ class PointwisePairJudge(PairwiseJudge):
             )
         yes: list[float] = []
         for reading in readings:
-            found = reading.distributions.get("judgment") if self.parts.logprob_scoring else None
+            found = reading.distributions.get("judgment") if self.parts.reads_labels else None
             yes.append(float(found.probs["Yes"]) if found is not None else float(reading.values["judgment"]))
-        p_a = (1.0 + yes[0] - yes[1]) / 2
+        p_a = p_a_alone(yes[0], yes[1])
         winner = self.by_probability(p_a, 1.0 - p_a)
         values["winner"] = winner
         if not self.scores_probability:
@@ -142,15 +150,6 @@ class PointwisePairJudge(PairwiseJudge):
     def picked_first(self, verdict: str | None) -> bool | None:
         """No response is shown first in pointwise mode."""
         return None
-
-    @cached_property
-    def _value_names(self) -> tuple[str, ...]:
-        names = ["winner"]
-        for side in SIDES:
-            names.append(f"{side}_judgment")
-            if self.config.judge_params.include_explanation:
-                names.append(f"{side}_explanation")
-        return (*names, *(f"{side}_raw" for side in SIDES))
 
     @cached_property
     def value_columns(self) -> tuple[Column, ...]:

@@ -24,17 +24,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.agreement import (
+from jurist.config.types import JudgmentType
+from jurist.errors import JuristError
+from jurist.judges.judge import Judge
+from jurist.judges.pairwise import ORDERS, PairwiseJudge
+from jurist.stats.agreement import (
     AlphaLevel,
     krippendorff_alpha,
     pairwise_cohen_kappa,
     plurality,
     position_bias,
 )
-from jurist.config.types import JudgmentType
-from jurist.errors import JuristError
-from jurist.judges.judge import Judge
-from jurist.judges.pairwise import ORDERS, PairwiseJudge
 
 NUMERIC = (JudgmentType.INT, JudgmentType.FLOAT)
 

@@ -3,8 +3,8 @@
 * the output spec (fields in a response format) and the prompt builder;
 * the :class:`~jurist.answer.reading.AnswerReader` that reads each answer;
 * the :class:`~jurist.answer.scoring.Scorer` that scores typed values;
-* the requests: a generation request per rendered prompt (its constraint, token bound and sampling), or a
-  label-scoring request in LOGPROBS scoring.
+* the scoring mode (:mod:`jurist.scoring`), which makes each rendered prompt's request and reads its
+  answer; the generation and label requests it builds them from.
 """
 
 from __future__ import annotations
@@ -15,24 +15,25 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 
 from jurist.answer.fields import OutputField
-from jurist.answer.reading import AnswerReader
+from jurist.answer.reading import AnswerReader, Reading
 from jurist.answer.scoring import Scorer
 from jurist.answer.spec import OutputSpec, build_output_spec
 from jurist.config.models import JudgeConfig
 from jurist.records import (
     ALL_CONSTRAINT_KINDS,
+    Answer,
     ConstraintKind,
     GenerationRequest,
     LabelRequest,
     Message,
-    RewardRequest,
+    Request,
 )
 from jurist.render.prompts import PromptBuilder
+from jurist.scoring import Scoring, scoring_for
 
 UNGUIDED_MAX_TOKENS = 1024
 TOP_LOGPROBS = 20  # alternatives per generated token when label probabilities are read in generation
 SAMPLE_SEED_STEP = 1_000_003  # a prime: a row's repeated samples get seeds this far apart
-Request = GenerationRequest | LabelRequest | RewardRequest
 
 
 class JudgeParts:
@@ -44,7 +45,13 @@ class JudgeParts:
         self.config = config
         self.fields = fields
         """What gives the answer's fields: the judge kind's ``output_fields``."""
-        self.logprob_scoring = config.judge_params.scoring.reads_labels  # LOGPROBS or PROBE
+        self.scoring: Scoring = scoring_for(config)
+        """The judge's scoring mode: its requests, the reading of their answers, what it asks of an engine."""
+
+    @property
+    def reads_labels(self) -> bool:
+        """Whether the judgment is read from a label distribution after one prefill (LOGPROBS, PROBE)."""
+        return self.scoring.reads_labels
 
     @cached_property
     def spec(self) -> OutputSpec:
@@ -66,7 +73,7 @@ class JudgeParts:
     def label_fields(self) -> tuple[OutputField, ...]:
         """The judgment fields whose label probabilities are read (LOGPROBS scoring or
         ``label_probabilities``)."""
-        wants_labels = self.logprob_scoring or self.config.judge_params.label_probabilities
+        wants_labels = self.reads_labels or self.config.judge_params.label_probabilities
         return tuple(f for f in self.spec.judgment_fields if f.labels is not None and wants_labels)
 
     @cached_property
@@ -97,18 +104,18 @@ class JudgeParts:
     def request(
         self, messages: tuple[Message, ...], kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS
     ) -> Request:
-        """The request for rendered messages: a label-scoring request in LOGPROBS scoring, else a
-        generation request (see :meth:`generation_request`)."""
-        if self.logprob_scoring:
-            context = self.reader.contexts[self.label_fields[0].name]
-            return LabelRequest(
-                messages,
-                self.label_texts,
-                context.prefix,
-                context.suffix,
-                context.needs_suffix,
-            )
-        return self.generation_request(messages, kinds)
+        """The request for rendered messages, as the scoring mode makes it."""
+        return self.scoring.request(self, messages, kinds)
+
+    def read(self, answer: Answer) -> Reading:
+        """An answer to :meth:`request`, read as the scoring mode reads it."""
+        return self.scoring.read(self, answer)
+
+    def label_request(self, messages: tuple[Message, ...]) -> LabelRequest:
+        """The label-scoring request for rendered messages: the first label field's labels, after the
+        answer's start."""
+        context = self.reader.contexts[self.label_fields[0].name]
+        return LabelRequest(messages, self.label_texts, context.prefix, context.suffix, context.needs_suffix)
 
     def generation_request(
         self,

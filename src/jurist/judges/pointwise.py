@@ -28,10 +28,10 @@ from jurist.answer.labels import LabelDistribution
 from jurist.answer.reading import Reading
 from jurist.answer.spec import explanation_field
 from jurist.config.models import JudgeConfig
-from jurist.judges.base import Answer, OneCallKind, Step
+from jurist.judges.base import OneCallKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
-from jurist.records import ConstraintKind
+from jurist.records import Answer, ConstraintKind
 
 
 def distribution_columns(name: str, found: LabelDistribution) -> dict[str, Any]:
@@ -96,7 +96,7 @@ class PointwiseJudge(OneCallKind):
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
         """The row's output from its answer (with repeated samples: from their vote)."""
-        outputs = [self.output(self.parts.reader.read_answer(answer)) for answer in answers]
+        outputs = [self.output(self.parts.read(answer)) for answer in answers]
         if len(outputs) == 1:
             return outputs[0]
         return vote(outputs, tuple(f.name for f in self.spec.judgment_fields))
@@ -118,7 +118,7 @@ class PointwiseJudge(OneCallKind):
         for name, found in reading.distributions.items():
             extras.update(distribution_columns(name, found))
         score = scores.score
-        if self.parts.logprob_scoring:
+        if self.parts.reads_labels:
             score = reading.distributions[self.parts.label_fields[0].name].expected_score
         return JudgeOutput(
             "ok", values, scores.fields, scores.aggregate, score, raw=reading.raw, extras=extras, **tokens

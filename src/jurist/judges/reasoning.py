@@ -30,11 +30,10 @@ from dataclasses import replace
 import pyarrow as pa
 
 from jurist.config.reasoning import ReasoningParams
-from jurist.judges.base import Answer, Step
+from jurist.judges.base import Step
 from jurist.judges.columns import Column, extra_column
 from jurist.judges.outputs import JudgeOutput
-from jurist.judges.parts import Request
-from jurist.records import Completion, GenerationRequest, LabelRequest, LabelScores
+from jurist.records import Answer, Completion, GenerationRequest, LabelRequest, LabelScores, Request
 
 REASONING = "reasoning"
 REASONING_TOKENS = "reasoning_tokens"

@@ -21,11 +21,11 @@ from typing import Any
 
 from jurist.config.models import RewardJudgeParams
 from jurist.config.templates import Template
-from jurist.judges.base import Answer, OneCallKind, Step
+from jurist.judges.base import OneCallKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
-from jurist.records import ConstraintKind, Message, RewardRequest, RewardScores
+from jurist.records import Answer, ConstraintKind, Message, RewardRequest, RewardScores
 from jurist.render.namespace import build_namespace
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jurist.analysis.estimate import MIN_LABELS, estimate_judge
+from jurist.analysis.estimate import estimate_judge
 from jurist.analysis.label_file import Claim, LabelLine, LabelStore, Strategy
 from jurist.analysis.sampling import Draw, SamplingPlan
 from jurist.errors import InputError, JuristError
@@ -35,6 +35,7 @@ from jurist.io.results import ResultTable
 from jurist.labelling.choices import LabelSet, LabelValue
 from jurist.labelling.queue import Entry, Queue
 from jurist.labelling.rows import Rows
+from jurist.stats.estimate import MIN_LABELS
 
 CLAIM_SECONDS = 600.0
 

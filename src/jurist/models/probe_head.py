@@ -5,7 +5,8 @@ would read its label at) at the output of transformer layer ``layer``, passed th
 norm, as vLLM's pooling runner returns it (LAST pooling, no normalisation) for a model cut after that layer,
 and as engine NATIVE computes it from ``hidden_states[layer]``. The head standardises the feature (``mean``,
 ``scale``) and gives each of its ``labels`` the softmax of ``coef @ x + intercept``: a label distribution, as
-LOGPROBS gives, so everything that reads label probabilities reads a head's alike.
+LOGPROBS gives, so everything that reads label probabilities reads a head's alike. That computation is
+:class:`LinearHead`, the arrays that ``jurist probe fit`` trains and measures and a head file holds.
 
 A head file (JSON) records what it may be used with: the model (its name and weights fingerprint), the layer,
 the judge's prompt and answer fingerprints, and how it was fitted (label source, rows, cross-validated
@@ -14,18 +15,50 @@ metrics). :meth:`ProbeHead.check_model` and :meth:`ProbeHead.check_judge` refuse
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jurist.errors import ConfigError
+from jurist.stats.share import Share
 
 FORMAT = "jurist-probe-head/1"
+
+
+@dataclass(frozen=True)
+class LinearHead:
+    """A head in arrays: the feature standardised by ``mean`` and ``scale``, then one row of ``coef`` and one
+    ``intercept`` per label. Features may have any leading shape (rows, or rows x prompts) x hidden size."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+
+    def logits(self, features: Any) -> np.ndarray:
+        """Per-label logits."""
+        x = (np.asarray(features, dtype=np.float64) - self.mean) / self.scale
+        return np.asarray(x @ self.coef.T + self.intercept)
+
+    def log_probabilities(self, features: Any) -> np.ndarray:
+        """Per-label log-probabilities (the log-softmax of the logits)."""
+        z = self.logits(features)
+        z = z - z.max(axis=-1, keepdims=True)
+        return np.asarray(z - np.log(np.exp(z).sum(axis=-1, keepdims=True)))
+
+    def probabilities(self, features: Any) -> np.ndarray:
+        """Per-label probabilities (the softmax of the logits)."""
+        z = self.logits(features)
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return np.asarray(e / e.sum(axis=-1, keepdims=True))
 
 
 class ProbeModel(BaseModel):
@@ -78,20 +111,21 @@ class ProbeHead(BaseModel):
         return self
 
     # --------------------------------------------------------------------------------- scoring
-    def logits(self, features: Any) -> Any:
-        """Per-label logits of a (rows x hidden size) array of features."""
-        import numpy as np
+    @property
+    def linear(self) -> LinearHead:
+        """The head's arrays (built on each call: a copy with other fields never reads stale ones)."""
+        arrays = (self.mean, self.scale, self.coef, self.intercept)
+        return LinearHead(*(np.asarray(v, dtype=np.float64) for v in arrays))
 
-        x = (np.asarray(features, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return x @ np.asarray(self.coef).T + np.asarray(self.intercept)
-
-    def log_probabilities(self, features: Any) -> Any:
+    def log_probabilities(self, features: Any) -> np.ndarray:
         """Per-label log-probabilities (rows x labels) of a (rows x hidden size) array of features."""
-        import numpy as np
+        return self.linear.log_probabilities(features)
 
-        z = self.logits(features)
-        z = z - z.max(axis=1, keepdims=True)
-        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    @property
+    def accuracy(self) -> float | None:
+        """The fit's cross-validated accuracy, from ``metrics`` as head files of any version hold it."""
+        found = self.metrics.get("accuracy")
+        return Share.read(found).estimate if isinstance(found, Mapping) else None
 
     # --------------------------------------------------------------------------------- checks
     def check_model(self, name: str, weights: str | None, num_layers: int | None = None) -> None:
@@ -148,16 +182,23 @@ class ProbeHead(BaseModel):
 
 def load_head(path: str | Path) -> ProbeHead:
     """Read a head file; a :class:`~jurist.errors.ConfigError` names the file and what is wrong."""
+    return read_head(path)[0]
+
+
+def read_head(path: str | Path) -> tuple[ProbeHead, str]:
+    """A head file read once: the head and the sha256 of the bytes it was read from (what decides a run's
+    results besides the config); a :class:`~jurist.errors.ConfigError` names the file and what is wrong."""
     path = Path(path)
     where = f"judge_params.probe ({path})"
     try:
-        data: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        data: Mapping[str, Any] = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"no probe head file {path}", field="judge_params.probe") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path} is not a probe head file: {exc}", field="judge_params.probe") from None
     try:
-        return ProbeHead.model_validate(data)
+        return ProbeHead.model_validate(data), hashlib.sha256(raw).hexdigest()
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(p) for p in error["loc"]) or "the file"

@@ -20,8 +20,8 @@ import numpy as np
 from jurist.analysis.labels import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
-from jurist.judges.pairwise import PairwiseJudge, first_present
-from jurist.judges.pairwise_pointwise import PointwisePairJudge
+from jurist.judges.pairwise import PairwiseJudge, first_present, order_average
+from jurist.judges.pairwise_pointwise import PointwisePairJudge, p_a_alone
 from jurist.records import LabelRequest
 
 Kind = Literal["pairwise", "pointwise_pair", "pointwise"]
@@ -53,10 +53,10 @@ class Shape:
     def row_probabilities(self, probs: np.ndarray) -> np.ndarray:
         """Row-level class probabilities (rows x classes) from prompt-level label probabilities
         (rows x prompts x labels)."""
-        if self.kind == "pairwise":
-            p_a = (probs[:, 0, 0] + probs[:, 1, 1]) / 2
+        if self.kind == "pairwise":  # as the judge combines its two orders
+            p_a = order_average(probs[:, 0, 0], probs[:, 1, 1])
         elif self.kind == "pointwise_pair":
-            p_a = (1 + probs[:, 0, self.yes] - probs[:, 1, self.yes]) / 2
+            p_a = p_a_alone(probs[:, 0, self.yes], probs[:, 1, self.yes])
         else:
             return np.asarray(probs[:, 0, :])
         return np.stack([p_a, 1 - p_a], axis=1)

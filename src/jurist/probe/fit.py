@@ -1,15 +1,17 @@
 """Fitting a probe head, and the numbers that say whether to trust it.
 
-A head is a logistic regression (scikit-learn; features standardised) on each prompt's state, fitted on the
+A head (:class:`~jurist.models.probe_head.LinearHead`, the class judging reads a head file with) is a
+logistic regression (scikit-learn; features standardised) on each prompt's state, fitted on the
 label each prompt should get (:meth:`~jurist.probe.examples.Shape.prompt_targets`); a row's verdict combines
 its prompts as the judge does. The layer and the regularisation are chosen by cross-validation over rows
 (both prompts of a row stay in one fold). Every figure a fit reports is measured on rows the head did not
 see: the accuracy comes from nested cross-validation (the layer and regularisation chosen again inside each
 outer training fold), so choosing among many candidates does not flatter it. Beside it, on the same rows:
 the judge's own verdict (LOGPROBS), the majority label and, for pairs, a fitted length rule ("in these rows
-the longer, or the shorter, answer wins", its direction chosen on each training fold), each with a Wilson
-95 % interval; the head's expected calibration error; how well its confidence ranks its right verdicts above
-its wrong ones (AUC); and a learning curve.
+the longer, or the shorter, answer wins", its direction chosen on each training fold;
+:mod:`jurist.stats.baselines`), each a :class:`~jurist.stats.share.Share` with its Wilson 95 % interval;
+the head's expected calibration error (:func:`jurist.stats.calibration.expected_calibration_error`); how
+well its confidence ranks its right verdicts above its wrong ones (AUC); and a learning curve.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from jurist.analysis.agreement import wilson_interval
 from jurist.errors import InputError
+from jurist.models.probe_head import LinearHead
 from jurist.probe.examples import Examples, Shape
+from jurist.stats.baselines import fitted_length_rule, fitted_majority
+from jurist.stats.calibration import expected_calibration_error
+from jurist.stats.share import Share
 
 DEFAULT_CS = (0.003, 0.03, 0.3, 3.0)
 """Inverse regularisation strengths a fit chooses from (features standardised; a few hundred rows of
 hundreds of dimensions want strong regularisation)."""
-ECE_BINS = 10
 
 
 @dataclass(frozen=True)
@@ -43,38 +47,22 @@ class FitSettings:
     seed: int = 0
 
 
-@dataclass(frozen=True)
-class Linear:
-    """A fitted head in arrays: standardisation and per-label logits (labels x hidden size)."""
-
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray
-    intercept: np.ndarray
-
-    def label_probabilities(self, x: np.ndarray) -> np.ndarray:
-        z = ((x - self.mean) / self.scale) @ self.coef.T + self.intercept
-        z = z - z.max(axis=-1, keepdims=True)
-        e = np.exp(z)
-        return np.asarray(e / e.sum(axis=-1, keepdims=True))
-
-
 @dataclass
 class FitResult:
     """The chosen layer and regularisation, the head fitted on every row, and the report."""
 
     layer: int
     c: float
-    head: Linear
+    head: LinearHead
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def train(shape: Shape, states: np.ndarray, truth: np.ndarray, c: float) -> Linear:
+def train(shape: Shape, states: np.ndarray, truth: np.ndarray, c: float) -> LinearHead:
     """A head on rows' prompt states (rows x prompts x hidden size) and row classes."""
     return train_path(shape, states, truth, (c,))[0]
 
 
-def train_path(shape: Shape, states: np.ndarray, truth: np.ndarray, cs: Sequence[float]) -> list[Linear]:
+def train_path(shape: Shape, states: np.ndarray, truth: np.ndarray, cs: Sequence[float]) -> list[LinearHead]:
     """One head per C of ``cs`` on the same rows (as :func:`train`), fitted in order of increasing C, each
     started from the previous one's weights: the weaker the regularisation, the more iterations a fit
     from zero needs (3.5x less time over the default grid, measured on 500 LLMBar pairs)."""
@@ -91,10 +79,10 @@ def train_path(shape: Shape, states: np.ndarray, truth: np.ndarray, cs: Sequence
         coef = np.zeros((labels, x.shape[1]))
         intercept = np.full(labels, -30.0)  # a label never seen in training gets (almost) no mass
         intercept[present[0]] = 0.0
-        return [Linear(mean, scale, coef, intercept) for _ in cs]
+        return [LinearHead(mean, scale, coef, intercept) for _ in cs]
     standard = (x - mean) / scale
     model = LogisticRegression(max_iter=2000, warm_start=True)
-    heads: dict[float, Linear] = {}
+    heads: dict[float, LinearHead] = {}
     for c in sorted(set(cs)):
         model.set_params(C=c)
         model.fit(standard, y)
@@ -107,13 +95,13 @@ def train_path(shape: Shape, states: np.ndarray, truth: np.ndarray, cs: Sequence
             for row, cls in enumerate(model.classes_):
                 coef[int(cls)] = model.coef_[row]
                 intercept[int(cls)] = model.intercept_[row]
-        heads[c] = Linear(mean, scale, coef, intercept)
+        heads[c] = LinearHead(mean, scale, coef, intercept)
     return [heads[c] for c in cs]
 
 
-def row_probabilities(shape: Shape, head: Linear, states: np.ndarray) -> np.ndarray:
+def row_probabilities(shape: Shape, head: LinearHead, states: np.ndarray) -> np.ndarray:
     """Row-level class probabilities of rows' prompt states (rows x prompts x hidden size)."""
-    return shape.row_probabilities(head.label_probabilities(states.astype(np.float64)))
+    return shape.row_probabilities(head.probabilities(states))
 
 
 def folds_of(n: int, k: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -164,7 +152,8 @@ def fit(
     head_probs = np.zeros((n, len(shape.classes)))
     length_right = np.zeros(n, dtype=bool)
     majority_right = np.zeros(n, dtype=bool)
-    lengths = _length_signs(found.lengths)
+    classes, sides = truth.tolist(), [shape.classes[t] for t in truth.tolist()]
+    paired = any(pair is not None for pair in found.lengths)  # answers' lengths: the length rule
     chosen: list[int] = []
     for test in outer:
         train_rows = np.setdiff1d(np.arange(n), test)
@@ -172,10 +161,9 @@ def fit(
         chosen.append(layers[li])
         head = train(shape, states[train_rows, :, li], truth[train_rows], c)
         head_probs[test] = row_probabilities(shape, head, states[test, :, li])
-        common = np.bincount(truth[train_rows], minlength=len(shape.classes)).argmax()
-        majority_right[test] = truth[test] == common
-        if lengths is not None:
-            length_right[test] = _length_rule(lengths, truth, train_rows, test)
+        majority_right[test] = fitted_majority(classes, train_rows.tolist(), test.tolist())
+        if paired:
+            length_right[test] = fitted_length_rule(found.lengths, sides, train_rows.tolist(), test.tolist())
     li, c, grid = choose(shape, states, truth, settings, rng)
     head = train(shape, states[:, :, li], truth, c)
     correct = head_probs.argmax(axis=1) == truth
@@ -187,44 +175,21 @@ def fit(
         "c": c,
         "folds": len(outer),
         "layers_chosen_in_folds": chosen,
-        "accuracy": share(int(correct.sum()), n),
+        "accuracy": Share.of(correct).as_dict(),
         "ece": expected_calibration_error(confidence, correct),
         "confidence_auc": _auc(confidence, correct),
-        "baselines": {"majority": share(int(majority_right.sum()), n)},
+        "baselines": {"majority": Share.of(majority_right).as_dict()},
         "by_layer": accuracy_by_layer(grid, layers, settings.cs),
         "learning_curve": learning_curve(shape, states[:, :, li], truth, c, settings),
     }
-    if lengths is not None:
-        report["baselines"]["length_rule"] = share(int(length_right.sum()), n)
+    if paired:
+        report["baselines"]["length_rule"] = Share.of(length_right).as_dict()
     if own is not None:
         own_probs = shape.row_probabilities(own)
         own_correct = own_probs.argmax(axis=1) == truth
-        report["own_verdict"] = share(int(own_correct.sum()), n)
+        report["own_verdict"] = Share.of(own_correct).as_dict()
         report["own_confidence_auc"] = _auc(own_probs.max(axis=1), own_correct)
     return FitResult(layers[li], c, head, report)
-
-
-def share(right: int, n: int) -> dict[str, Any]:
-    """A share with its Wilson 95 % interval."""
-    interval = wilson_interval(right, n)
-    return {
-        "right": right,
-        "n": n,
-        "value": right / n if n else None,
-        "ci95": list(interval) if interval else None,
-    }
-
-
-def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, bins: int = ECE_BINS) -> float:
-    """ECE: over equal-width confidence bins, the row-weighted mean of |accuracy - mean confidence|."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    index = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, bins - 1)
-    total = 0.0
-    for b in range(bins):
-        members = index == b
-        if members.any():
-            total += members.sum() * abs(correct[members].mean() - confidence[members].mean())
-    return float(total / len(confidence)) if len(confidence) else 0.0
 
 
 def learning_curve(
@@ -256,26 +221,6 @@ def accuracy_by_layer(
 ) -> dict[str, float]:
     """Each layer's cross-validated accuracy at its best C (from :func:`choose`'s grid)."""
     return {str(layers[li]): max(grid[(li, c)] for c in cs) for li in range(len(layers))}
-
-
-def _length_signs(lengths: Sequence[tuple[float, float] | None]) -> np.ndarray | None:
-    """+1 where answer a is longer, -1 where b is, 0 where they are equal or missing (None: no pairs)."""
-    if not lengths or all(pair is None for pair in lengths):
-        return None
-    return np.asarray([0 if p is None else int(np.sign(p[0] - p[1])) for p in lengths])
-
-
-def _length_rule(
-    signs: np.ndarray, truth: np.ndarray, train_rows: np.ndarray, test: np.ndarray
-) -> np.ndarray:
-    """Whether the length rule fitted on ``train_rows`` (the longer answer wins, or the shorter: whichever
-    is right more often there) is right on each ``test`` row (a row of equal lengths counts as wrong)."""
-    longer_wins = np.where(signs > 0, 0, 1)  # class 0 = a
-    decided = signs[train_rows] != 0
-    right_longer = np.sum(longer_wins[train_rows][decided] == truth[train_rows][decided])
-    prefer_longer = right_longer >= decided.sum() - right_longer
-    guess = longer_wins[test] if prefer_longer else 1 - longer_wins[test]
-    return np.asarray((guess == truth[test]) & (signs[test] != 0))
 
 
 def _auc(confidence: np.ndarray, correct: np.ndarray) -> float | None:

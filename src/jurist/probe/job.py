@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.analysis.labels import labels_for_rows
+from jurist.backends import check_capability
 from jurist.config.loading import load_judge_config
 from jurist.config.types import InferenceEngine
 from jurist.errors import InputError
@@ -117,13 +118,10 @@ def _labels(job: ProbeFit, table: Any, n: int) -> tuple[Sequence[Any], str]:
 
 def _backend(judge: Judge, batch_size: int | None) -> Any:
     """The transformers backend of the judge's model (features come from transformers, any engine the judge
-    names: their states are the ones vLLM's pooling runner gives)."""
+    names that reads hidden states: their states are the ones vLLM's pooling runner gives)."""
     from jurist.backends.hf.backend import TransformersBackend
 
     config = judge.config.inference_config
-    if config.engine not in (InferenceEngine.VLLM, InferenceEngine.NATIVE):
-        raise InputError(
-            f"a probe head reads a local model's hidden states, not engine {config.engine.value}"
-        )
+    check_capability(config, "hidden_states", "a probe head reads the model's hidden states")
     native = config.model_copy(update={"engine": InferenceEngine.NATIVE, "engine_params": {}})
     return TransformersBackend(native, batch_size=batch_size or 4)

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.analysis.text import percent_with_interval
+from jurist.analysis.text import share_text
 
 
 def _line(name: str, found: Mapping[str, Any] | None) -> str | None:
-    if not found or found.get("value") is None:
+    """A share (:meth:`jurist.stats.share.Share.as_dict`) as one line of the report."""
+    if not found or found.get("estimate") is None:
         return None
-    text = percent_with_interval(found["value"], found.get("ci95"))
-    return f"  {name:<34} {text}  ({found['right']}/{found['n']})"
+    return f"  {name:<34} {share_text(found)}  ({found['successes']}/{found['trials']})"
 
 
 def format_fit(report: Mapping[str, Any], output: str) -> str:

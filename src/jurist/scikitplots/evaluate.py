@@ -23,11 +23,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.agreement import krippendorff_alpha
 from jurist.engine.core import Engine
 from jurist.io.opening import open_source
 from jurist.io.sources import InputData
 from jurist.scikitplots.llm_judge import LLMJudge, metric_config
+from jurist.stats.agreement import krippendorff_alpha
 
 MetricSpec = str | tuple[str, Mapping[str, Any]]
 METADATA_KEY = b"jurist.evaluate"

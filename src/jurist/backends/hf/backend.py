@@ -32,8 +32,9 @@ labels' token trie. :meth:`TransformersBackend.from_model` wraps a model already
 
 ``inference_config.engine_params`` for engine NATIVE (:mod:`jurist.backends.hf.params`): ``batch_size``
 (sequences per ``generate`` call, default 16), ``device``, ``head_dtype`` (label scores projected in
-float32 by default, :class:`~jurist.backends.hf.labels.Float32Head`) and ``probe`` (a probe head scores the
-labels from the hidden state at its layer: :mod:`jurist.backends.local.probe`).
+float32 by default, :class:`~jurist.backends.hf.labels.Float32Head`). Hidden states (``hidden_states``,
+``judge_params.scoring: PROBE``) after any layer come from the same model
+(:mod:`jurist.backends.local.states`, :mod:`jurist.backends.hf.states`).
 
 torch, transformers and outlines_core are imported only inside functions, so importing this module is
 free on machines without them.
@@ -56,7 +57,7 @@ from jurist.backends.hf.plugins import BatchKey, Penalties, RegexMask, SeededSam
 from jurist.backends.hf.states import last_states
 from jurist.backends.hf.vocab import token_bytes
 from jurist.backends.local.chat import ChatRenderer
-from jurist.backends.local.probe import head_for_engine, probe_scores, prompt_ids
+from jurist.backends.local.states import hidden_states
 from jurist.backends.schema_regex import compile_schema
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
@@ -67,8 +68,10 @@ from jurist.records import (
     ConstraintKind,
     FinishReason,
     GenerationRequest,
+    HiddenState,
     LabelRequest,
     LabelScores,
+    StateRequest,
 )
 
 logger = logging.getLogger("jurist")
@@ -122,8 +125,6 @@ class TransformersBackend:
         self._path = name
         model, tokenizer = loaded.model, loaded.tokenizer
         self._setup(model, tokenizer, name, params.model_max_length, params.chat_template_kwargs)
-        probe = loaded.params.probe
-        self._probe = head_for_engine(probe, resolved.label, name) if probe else None
 
     @classmethod
     def from_model(
@@ -145,7 +146,6 @@ class TransformersBackend:
         backend.batch_size = batch_size
         backend.head_dtype = head_dtype
         backend.device = str(next(model.parameters()).device)
-        backend._probe = None
         backend._setup(model, tokenizer, model_id, context_length, chat_template_kwargs)
         return backend
 
@@ -209,6 +209,7 @@ class TransformersBackend:
             "path": self._path,
             "revision": self._revision,
             "weights": weights_fingerprint(self._path),
+            "num_layers": int(self.text_config.num_hidden_layers) if self._model is not None else None,
             "device": self.device,
             "batch_size": self.batch_size,
             "label_head_dtype": self._label_head_dtype(),
@@ -277,12 +278,6 @@ class TransformersBackend:
         batched forward pass per depth of the labels' token trie (:mod:`jurist.backends.hf.labels`)."""
         if self._model is None:
             raise BackendError("the transformers backend is closed")
-        if self._probe is not None:
-            layer = self._probe.layer
-            ids = self.prompt_ids(requests)
-            return probe_scores(
-                requests, self._probe, ids, self.context_length, lambda p: self.states(p, [layer])[0][:, 0]
-            )
         return label_scores(
             requests,
             chat_prompt=self._chat.prompt,
@@ -291,9 +286,28 @@ class TransformersBackend:
             step=forward_step(self._model, self._pad_id, self.device, self.batch_size, self._head()),
         )
 
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
+        """Each prompt's last-token state after its request's layer
+        (:func:`jurist.backends.local.states.hidden_states`)."""
+        if self._model is None:
+            raise BackendError("the transformers backend is closed")
+        return hidden_states(
+            requests,
+            self._chat.prompt,
+            self._encode_text,
+            self.context_length,
+            lambda prompts, layer: self.states(prompts, [layer])[0][:, 0],
+        )
+
     def prompt_ids(self, requests: Sequence[LabelRequest]) -> list[list[int] | str]:
         """The token ids of label requests' prompts (chat template, then answer prefix), or why not."""
-        return prompt_ids(requests, self._chat.prompt, self._encode_text)
+        out: list[list[int] | str] = []
+        for request in requests:
+            try:
+                out.append(self._encode_text(self._chat.prompt(request.messages, request.answer_prefix)))
+            except Exception as exc:  # a template that fails on one row fails that row only
+                out.append(f"chat template failed: {exc}")
+        return out
 
     def states(
         self, prompts: Sequence[Sequence[int]], layers: Sequence[int], token_ids: Sequence[int] = ()

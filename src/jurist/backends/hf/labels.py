@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from jurist.backends.hf.states import padded_batches
 from jurist.backends.local.label_trie import Step, split_labels, trie_scores
 from jurist.records import LabelRequest, LabelScores, Message
 
@@ -102,22 +103,7 @@ def forward_step(
         import torch
 
         out: list[Mapping[int, float]] = [{} for _ in nodes]
-        order = sorted(range(len(nodes)), key=lambda i: len(nodes[i][0]))
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            longest = max(len(nodes[i][0]) for i in batch)
-            input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(batch), longest), dtype=torch.long)
-            for row, i in enumerate(batch):
-                ids = nodes[i][0]
-                input_ids[row, longest - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-                attention[row, longest - len(ids) :] = 1
-            positions = (attention.cumsum(-1) - 1).clamp(min=0)
-            inputs = {
-                "input_ids": input_ids.to(device),
-                "attention_mask": attention.to(device),
-                "position_ids": positions.to(device),
-            }
+        for batch, inputs in padded_batches([ids for ids, _ in nodes], batch_size, pad_id, device):
             with torch.inference_mode():
                 if head is not None:
                     logits = head.last_logits(**inputs)

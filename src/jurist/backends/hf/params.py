@@ -25,11 +25,6 @@ class NativeEngineParams(StrictModel):
         "default: from bfloat16 or float16 logits many label probabilities tie exactly) or the model's own "
         "(model). Generation is not affected.",
     )
-    probe: str | None = Field(
-        default=None,
-        description="A probe head file (set by judge_params.scoring PROBE from judge_params.probe): labels "
-        "are scored by the head from the hidden state at its layer.",
-    )
 
 
 def engine_params(values: Mapping[str, Any]) -> NativeEngineParams:

@@ -12,7 +12,7 @@ when every layer runs) are returned too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from jurist.errors import BackendError
@@ -49,24 +49,9 @@ def last_states(
     cut = _cut_layers(model, deepest if not token_ids else None)
     states = np.zeros((len(prompts), len(layers), _hidden_size(model)), dtype=np.float32)
     logprobs = np.zeros((len(prompts), len(token_ids)), dtype=np.float32) if token_ids else None
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     try:
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            longest = max(len(prompts[i]) for i in batch)
-            input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(batch), longest), dtype=torch.long)
-            for row, i in enumerate(batch):
-                ids = list(prompts[i])
-                input_ids[row, longest - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-                attention[row, longest - len(ids) :] = 1
-            positions = (attention.cumsum(-1) - 1).clamp(min=0)
-            inputs = {
-                "input_ids": input_ids.to(device),
-                "attention_mask": attention.to(device),
-                "position_ids": positions.to(device),
-                "output_hidden_states": True,
-            }
+        for batch, inputs in padded_batches(prompts, batch_size, pad_id, device):
+            inputs["output_hidden_states"] = True
             with torch.inference_mode():
                 if token_ids:
                     out = model(**inputs, logits_to_keep=1)
@@ -88,6 +73,31 @@ def last_states(
     finally:
         cut.restore()
     return states, logprobs
+
+
+def padded_batches(
+    prompts: Sequence[Sequence[int]], batch_size: int, pad_id: int, device: str
+) -> Iterator[tuple[list[int], dict[str, Any]]]:
+    """Prompts in batches of ``batch_size``, sorted by length (less padding): each batch's prompt indices and
+    its model inputs, left-padded, with positions counted from each prompt's own start."""
+    import torch
+
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        longest = max(len(prompts[i]) for i in batch)
+        input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(batch), longest), dtype=torch.long)
+        for row, i in enumerate(batch):
+            ids = list(prompts[i])
+            input_ids[row, longest - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+            attention[row, longest - len(ids) :] = 1
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        yield batch, {
+            "input_ids": input_ids.to(device),
+            "attention_mask": attention.to(device),
+            "position_ids": positions.to(device),
+        }
 
 
 def _hidden_size(model: Any) -> int:

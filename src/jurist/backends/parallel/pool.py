@@ -44,7 +44,15 @@ from jurist.backends.base import Backend, RequestFeed
 from jurist.backends.parallel.worker import worker_main
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
-from jurist.records import Completion, ConstraintKind, GenerationRequest, LabelRequest, LabelScores
+from jurist.records import (
+    Completion,
+    ConstraintKind,
+    GenerationRequest,
+    HiddenState,
+    LabelRequest,
+    LabelScores,
+    StateRequest,
+)
 
 logger = logging.getLogger("jurist")
 
@@ -340,7 +348,11 @@ class DataParallelBackend:
 
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
         """Label scores (``judge_params.scoring: LOGPROBS``), spread over workers like :meth:`generate`."""
-        return self._call("labels", list(requests))
+        return self._call(LabelRequest.method, list(requests))
+
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
+        """Hidden states (``judge_params.scoring: PROBE``), spread over workers like :meth:`generate`."""
+        return self._call(StateRequest.method, list(requests))
 
     def prefix_cache_stats(self) -> dict[str, float] | None:
         """Prefix-cache queries and hits summed over the workers (None when their engines keep no count)."""

@@ -5,8 +5,8 @@ pipe.
 with the picklable factory, says ``ready`` (model id, constraint kinds, how many requests to keep in
 flight, its description) or ``failed``, then serves: requests to stream arrive tagged with an epoch (a newer
 epoch drops queued older ones; answers go back under the epoch and key they came with), and synchronous
-calls (``generate``, ``score_labels``, an optional method such as ``reset_prefix_cache``) are answered in
-turn.
+calls (``generate``, ``score_labels``, ``hidden_states``, an optional method such as
+``reset_prefix_cache``) are answered in turn.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from jurist.backends.base import Backend, StreamingBackend
-from jurist.records import Completion, GenerationRequest, LabelScores
+from jurist.backends.base import Backend, StreamingBackend, call
+from jurist.records import REQUEST_TYPES, Completion, GenerationRequest
 
 logger = logging.getLogger("jurist")
 
@@ -63,7 +63,7 @@ def worker_main(conn: Connection, factory: Callable[[], Backend], env: dict[str,
 
 class _Server:
     """The worker's loop: requests to stream arrive tagged with an epoch (a newer epoch drops queued older
-    ones), synchronous calls (generate, score_labels) are answered in turn."""
+    ones), synchronous calls (generate, score_labels, hidden_states) are answered in turn."""
 
     def __init__(self, conn: Connection, backend: Backend, streams: bool, window: int) -> None:
         self.conn, self.backend, self.streams, self.window = conn, backend, streams, window
@@ -146,15 +146,8 @@ class _Server:
                 method = getattr(self.backend, requests[0], None)
                 self.conn.send(("result", call_id, method() if callable(method) else None, None))
                 return
-            if kind == "generate":
-                result: list[Any] = self.backend.generate(requests)
-            else:
-                scorer = getattr(self.backend, "score_labels", None)
-                if scorer is None:
-                    message = f"backend {self.backend.model_id} cannot score labels"
-                    result = [LabelScores(None, "error", error=message) for _ in requests]
-                else:
-                    result = scorer(requests)
+            sent = next(t for t in REQUEST_TYPES if t.method == kind)  # the backend method it names
+            result: list[Any] = call(self.backend, sent, requests)
             self.conn.send(("result", call_id, result, None))
         except Exception as exc:
             self.conn.send(("result", call_id, None, f"{type(exc).__name__}: {exc}"))

@@ -179,7 +179,7 @@ class OpenAIBackend:
     def model_id(self) -> str:
         return self._model
 
-    def probe(self) -> None:
+    def check_reachable(self) -> None:
         """Check that the server answers at all (any HTTP answer will do), so that a dead server is one clear
         error instead of a failed request per row."""
         request = urllib.request.Request(f"{self._base}/models", headers=self._headers())

@@ -12,14 +12,13 @@ before): here the sampling parameters, and the structured-output parameters for 
 * Constraints: the default structured-output backend is ``guidance`` (measured with vLLM 0.32 on CPU:
   100 % well-formed answers on a random-weight model for JSON and XML regexes, no compile step, where
   JSON-schema mode let guidance and xgrammar emit whitespace until ``max_tokens``).
-* The lm_head runs in float32 when a judge on the engine reads label probabilities
-  (``engine_params.head_dtype`` auto, set by :func:`jurist.backends.for_label_scores`; ``float32`` or
-  ``model`` force either): from bfloat16 logits, label log-probabilities move in steps of about 1/8 nat and
-  LOGPROBS scores tie.
-* A probe head (``engine_params.probe``, set for ``judge_params.scoring: PROBE``): the engine loads as a
-  pooling model (LAST pooling, no normalisation) cut after the head's layer
-  (:func:`jurist.models.truncate.truncated_model`), and :meth:`VLLMBackend.score_labels` scores labels with
-  the head (:mod:`jurist.backends.local.probe`); it generates nothing.
+* The lm_head runs in float32 when a judge on the engine reads label probabilities (``config.use``
+  asks for label scores and ``engine_params.head_dtype`` is auto; ``float32`` or ``model`` force either):
+  from bfloat16 logits, label log-probabilities move in steps of about 1/8 nat and LOGPROBS scores tie.
+* Hidden states (``config.use.hidden_states_layer``, asked by a ``judge_params.scoring: PROBE`` judge): the
+  engine loads as a pooling model (LAST pooling, no normalisation) cut after that layer
+  (:func:`jurist.models.truncate.truncated_model`) and answers :meth:`VLLMBackend.hidden_states`
+  (:mod:`jurist.backends.local.states`); it generates nothing and scores no labels.
 * The compute dtype, unless the config sets one, follows the machine
   (:func:`jurist.backends.local.dtype.choose_dtype`): the model's own on a GPU; on a CPU bfloat16 only
   where the CPU has bfloat16 instructions, float32 elsewhere (vLLM's bfloat16 falls back to slow kernels
@@ -37,6 +36,7 @@ import gc
 import itertools
 import logging
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from jurist.backends.base import RequestFeed
@@ -44,7 +44,7 @@ from jurist.backends.local.chat import ChatRenderer
 from jurist.backends.local.dtype import model_dtype
 from jurist.backends.local.label_trie import split_labels, trie_scores
 from jurist.backends.local.placement import environment, gpu_name, vllm_on_cpu
-from jurist.backends.local.probe import head_for_engine, probe_scores, prompt_ids
+from jurist.backends.local.states import hidden_states
 from jurist.backends.vllm.outputs import completion_from, prefix_cache_stats
 from jurist.backends.vllm.params import (
     CPU_BLOCK_SIZE,
@@ -52,23 +52,26 @@ from jurist.backends.vllm.params import (
     GPU_MEMORY_SHARE,
     cpu_kv_cache_size,
     engine_params,
+    lm_head_dtype,
 )
-from jurist.backends.vllm.watchdog import Watchdog, child_processes
+from jurist.backends.vllm.watchdog import engine_watchdog
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
 from jurist.models.resolve import resolve_model
-from jurist.models.truncate import truncated_model
+from jurist.models.truncate import num_layers, truncated_model
 from jurist.models.weights import weights_fingerprint
 from jurist.records import (
     Completion,
     Constraint,
     ConstraintKind,
     GenerationRequest,
+    HiddenState,
     LabelRequest,
     LabelScores,
     Message,
     RewardRequest,
     RewardScores,
+    StateRequest,
 )
 
 logger = logging.getLogger("jurist")
@@ -125,10 +128,9 @@ class VLLMBackend:
         resolved = resolve_model(config.model.model_name)
         model = resolved.path
         self._model_id = resolved.label
-        self._probe = None
-        if ep.probe is not None:  # a probe head: the model cut after its layer, read by the pooling runner
-            self._probe = head_for_engine(ep.probe, resolved.label, model)
-            model, pooling = truncated_model(model, self._probe.layer), True
+        self.states_layer = config.use.hidden_states_layer
+        if self.states_layer is not None:  # hidden states: the model cut after the layer, a pooling runner
+            model, pooling = truncated_model(model, self.states_layer), True
         self.structured_backend = ep.structured_outputs_backend or DEFAULT_STRUCTURED_BACKEND
         dtype = model_dtype(config.model.torch_dtype_str, config.model.model_kwargs, on_cpu=on_cpu)
         kwargs: dict[str, Any] = {
@@ -149,7 +151,7 @@ class VLLMBackend:
             "seed": 0,
             "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm.embed`)
             "pooler_config": {"pooling_type": "LAST", "use_activation": False}
-            if self._probe is not None
+            if self.states_layer is not None
             else None,
         }
         if on_cpu:
@@ -163,8 +165,9 @@ class VLLMBackend:
         kwargs.update(ep.extra)
         # the lm_head's dtype, when decided (hf_overrides given by the user keep their keys)
         given = kwargs.get("hf_overrides")
-        if ep.head_dtype != "auto" and (given is None or isinstance(given, Mapping)):
-            kwargs["hf_overrides"] = {"head_dtype": ep.head_dtype, **dict(given or {})}
+        head_dtype = lm_head_dtype(ep, config.use)
+        if head_dtype != "auto" and (given is None or isinstance(given, Mapping)):
+            kwargs["hf_overrides"] = {"head_dtype": head_dtype, **dict(given or {})}
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         from vllm import LLM
 
@@ -183,7 +186,7 @@ class VLLMBackend:
         self.stream_window = ep.stream_window or 2 * int(vllm_config.scheduler_config.max_num_seqs)
         self._path = resolved.path
         self._revision = config.model.revision
-        self._watchdog = _watchdog(model, ep.stall_timeout_s)
+        self._watchdog = engine_watchdog(model, ep.stall_timeout_s)
         self._settings = {
             "dtype": str(vllm_config.model_config.dtype).removeprefix("torch."),
             "dtype_reason": dtype.reason,
@@ -276,6 +279,11 @@ class VLLMBackend:
         """Add requests to the engine under ids of our own; outputs come back with them."""
         from vllm.sampling_params import RequestOutputKind
 
+        if self.states_layer is not None:
+            raise BackendError(
+                f"this engine holds {self._model_id} cut after layer {self.states_layer} for hidden states "
+                "(scoring PROBE): it generates nothing and scores no labels"
+            )
         engine = self._llm.llm_engine
         ids = []
         for prompt, param in zip(prompts, params, strict=True):
@@ -360,6 +368,8 @@ class VLLMBackend:
             "path": self._path,
             "revision": self._revision,
             "weights": weights_fingerprint(self._path),
+            "num_layers": num_layers(self._path) if Path(self._path).is_dir() else None,
+            "hidden_states_layer": self.states_layer,
             **self._settings,
         }
 
@@ -371,9 +381,6 @@ class VLLMBackend:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        if self._probe is not None:
-            ids = prompt_ids(requests, self._chat.prompt, self._encode)
-            return probe_scores(requests, self._probe, ids, self.max_model_len, self._last_states)
         results: list[LabelScores | None] = [None] * len(requests)
         prompts: dict[int, list[int]] = {}
         continuations: dict[int, dict[str, list[int]]] = {}
@@ -403,8 +410,24 @@ class VLLMBackend:
             results[index] = LabelScores(label_scores, "stop", prompt_tokens=len(prompts[index]))
         return [r for r in results if r is not None]
 
-    def _last_states(self, prompts: list[list[int]]) -> Any:
-        """The pooled last-token states (prompts x hidden size) of a probe engine."""
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
+        """Each prompt's last-token state after ``config.use.hidden_states_layer`` layers (where the engine
+        was cut: :func:`jurist.backends.local.states.hidden_states`)."""
+        held = "none" if self.states_layer is None else f"layer {self.states_layer}'s only"
+
+        def problem(layer: int) -> str | None:
+            return (
+                None
+                if layer == self.states_layer
+                else f"asked for layer {layer}'s state; this engine gives {held}"
+            )
+
+        return hidden_states(
+            requests, self._chat.prompt, self._encode, self.max_model_len, self._last_states, problem
+        )
+
+    def _last_states(self, prompts: list[list[int]], layer: int) -> Any:
+        """The pooled last-token states (prompts x hidden size) of an engine cut after ``layer``."""
         import numpy as np
         from vllm import PoolingParams
         from vllm.inputs import TokensPrompt
@@ -471,11 +494,3 @@ class VLLMBackend:
                 torch.cuda.empty_cache()
         except ImportError:
             pass
-
-
-def _watchdog(model: str, stall_s: float | None) -> Watchdog | None:
-    """A watchdog on the engine-core process, when vLLM runs one (None when the core is in this process)."""
-    processes = child_processes("EngineCore")
-    if not processes():
-        return None
-    return Watchdog(f"vLLM on {model}", processes, stall_s=stall_s)

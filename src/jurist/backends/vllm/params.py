@@ -14,7 +14,7 @@ from jurist.backends.vllm.watchdog import DEFAULT_STALL_S
 from jurist.config.inference import InferenceConfig
 from jurist.config.types import StrictModel
 from jurist.errors import ConfigError
-from jurist.records import GenerationRequest
+from jurist.records import EngineUse, GenerationRequest
 
 DEFAULT_STRUCTURED_BACKEND = "guidance"
 CPU_MEMORY_SHARE = 0.2
@@ -80,11 +80,6 @@ class VLLMEngineParams(StrictModel):
         ge=1,
         description="Requests kept in the engine while streaming (default: 2 x max_num_seqs).",
     )
-    probe: str | None = Field(
-        default=None,
-        description="A probe head file (set by judge_params.scoring PROBE from judge_params.probe): the "
-        "engine loads as a pooling model cut after the head's layer and scores labels with the head.",
-    )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Other vLLM engine arguments, passed as is."
     )
@@ -109,12 +104,10 @@ def memory_share(config: InferenceConfig) -> float | None:
     return CPU_MEMORY_SHARE if on_cpu else GPU_MEMORY_SHARE
 
 
-def for_label_scores(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``engine_params`` for an engine that scores labels: ``head_dtype`` auto becomes float32."""
-    out = dict(values)
-    if out.get("head_dtype", "auto") == "auto":
-        out["head_dtype"] = "float32"
-    return out
+def lm_head_dtype(ep: VLLMEngineParams, use: EngineUse) -> str:
+    """The lm_head's dtype: ``engine_params.head_dtype``, whose ``auto`` is float32 on an engine whose judges
+    read label probabilities (``use.label_scores``) and the model's own (``auto``) otherwise."""
+    return "float32" if ep.head_dtype == "auto" and use.label_scores else ep.head_dtype
 
 
 def engine_params(values: Mapping[str, Any]) -> VLLMEngineParams:

@@ -170,3 +170,11 @@ def _alive(process: Any) -> Callable[[], bool]:
             return False
 
     return alive
+
+
+def engine_watchdog(model: str, stall_s: float | None) -> Watchdog | None:
+    """A watchdog on vLLM's engine-core process, when vLLM runs one (None: the core is in this process)."""
+    processes = child_processes("EngineCore")
+    if not processes():
+        return None
+    return Watchdog(f"vLLM on {model}", processes, stall_s=stall_s)

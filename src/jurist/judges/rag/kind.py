@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from jurist.config.rag import RAG_INPUTS, RagJudgeParams, RagMetric
 from jurist.config.templates import Template
-from jurist.judges.base import Answer, JudgeKind, Step
+from jurist.judges.base import JudgeKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
@@ -34,7 +34,7 @@ from jurist.judges.rag.inputs import Case, CaseError, read_case
 from jurist.judges.rag.prompts import NONE_GIVEN, PROMPT_VERSION, numbered_contexts, tasks_fingerprint
 from jurist.judges.rag.schemas import Rating, Statements, Verdicts
 from jurist.judges.rag.steps import Ask, build_request, read_step
-from jurist.records import ConstraintKind, GenerationRequest
+from jurist.records import Answer, ConstraintKind, GenerationRequest
 from jurist.render.namespace import build_namespace
 
 

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurist.answer.reading import ReadStatus
-from jurist.judges.base import Answer
 from jurist.judges.parts import UNGUIDED_MAX_TOKENS, JudgeParts
 from jurist.judges.rag.prompts import user_message
 from jurist.judges.rag.schemas import InvalidAnswer, StepSchema, extract_object
-from jurist.records import Completion, ConstraintKind, GenerationRequest, Message
+from jurist.records import Answer, Completion, ConstraintKind, GenerationRequest, Message
 
 
 @dataclass(frozen=True)

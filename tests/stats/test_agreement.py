@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import pytest
 
-from jurist.analysis.agreement import (
+from jurist.stats.agreement import (
     ConfusionMatrix,
     accuracy,
     cohen_kappa,

@@ -13,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from jurist import Engine, ScriptedBackend
-from jurist.analysis.position import format_prior, position_prior, row_prior
+from jurist.analysis.text import format_prior
 from jurist.io.parts import read_metadata
 from jurist.records import LabelRequest
+from jurist.stats.position import position_prior, row_prior
 
 
 def sigmoid(x: float) -> float:

@@ -9,7 +9,8 @@ import random
 import pytest
 from scipy.stats import beta, binom, binomtest
 
-from jurist.analysis.selective import (
+from jurist.errors import InputError
+from jurist.stats.selective import (
     MIN_KEPT_SHARE,
     binomial_cdf,
     calibrate_cascade,
@@ -17,7 +18,6 @@ from jurist.analysis.selective import (
     clopper_pearson_upper,
     min_labels,
 )
-from jurist.errors import InputError
 
 
 @pytest.mark.parametrize(("k", "n", "p"), [(0, 10, 0.1), (3, 50, 0.1), (17, 500, 0.05), (40, 400, 0.1)])

@@ -10,8 +10,11 @@ positive one, on a labelled slice of the rows, and saves it as JSON next to the 
 * platt: ``p = 1 / (1 + exp(-(a * logit(x) + b)))``, fitted by Newton's method on the log-loss with
   Platt's smoothed targets.
 
-The expected calibration error (ECE) uses equal-width bins over [0, 1]:
-sum over bins of (rows in bin / rows) * |share of positives - mean probability|.
+The expected calibration error (ECE), the one every command reports (``jurist calibrate``, ``jurist
+audit``, ``jurist probe fit``), uses ``bins`` equal-width bins over [0, 1], bin ``k = floor(p * bins)``
+holding [k / bins, (k + 1) / bins) and 1.0 falling in the last (:func:`calibration_bins`):
+sum over bins of (rows in bin / rows) * |share of positives - mean probability|. :func:`reliability` gives
+the same bins as a table.
 """
 
 from __future__ import annotations
@@ -23,34 +26,58 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from jurist.errors import InputError
 
 Method = Literal["isotonic", "platt"]
 _EPS = 1e-6
+BINS = 10
+
+
+def calibration_bins(probs: Sequence[float] | np.ndarray, bins: int = BINS) -> np.ndarray:
+    """Each probability's bin of ``bins`` equal-width bins over [0, 1]: ``floor(p * bins)``, so that bin k
+    holds [k / bins, (k + 1) / bins) and 1.0 falls in the last bin."""
+    values = np.asarray(probs, dtype=float)
+    return np.clip((values * bins).astype(int), 0, bins - 1)
+
+
+def reliability(
+    probs: Sequence[float] | np.ndarray, outcomes: Sequence[bool] | np.ndarray | None, bins: int = BINS
+) -> list[dict[str, Any]]:
+    """The non-empty bins of :func:`calibration_bins`: each bin's bounds, rows and mean probability and
+    (with outcomes) the share of positive outcomes, ``accuracy``."""
+    values = np.asarray(probs, dtype=float)
+    which = calibration_bins(values, bins)
+    hits = None if outcomes is None else np.asarray(outcomes, dtype=float)
+    table = []
+    for b in range(bins):
+        members = which == b
+        if not members.any():
+            continue
+        row: dict[str, Any] = {
+            "bin": [b / bins, (b + 1) / bins],
+            "rows": int(members.sum()),
+            "mean_confidence": float(values[members].mean()),
+        }
+        if hits is not None:
+            row["accuracy"] = float(hits[members].mean())
+        table.append(row)
+    return table
 
 
 def expected_calibration_error(
-    probs: Sequence[float], outcomes: Sequence[bool], bins: int = 10
+    probs: Sequence[float] | np.ndarray, outcomes: Sequence[bool] | np.ndarray, bins: int = BINS
 ) -> float | None:
-    """ECE of probabilities against binary outcomes, equal-width bins (None without rows)."""
+    """ECE of probabilities against binary outcomes over the bins of :func:`reliability` (see the module);
+    None without rows."""
     if len(probs) != len(outcomes):
         raise ValueError("probs and outcomes differ in length")
-    if not probs:
+    if not len(probs):
         return None
-    counts = [0] * bins
-    prob_sums = [0.0] * bins
-    positives = [0] * bins
-    for p, y in zip(probs, outcomes, strict=True):
-        b = min(int(p * bins), bins - 1)
-        counts[b] += 1
-        prob_sums[b] += p
-        positives[b] += int(y)
-    n = len(probs)
-    return sum(
-        abs(positives[b] / counts[b] - prob_sums[b] / counts[b]) * counts[b] / n
-        for b in range(bins)
-        if counts[b]
-    )
+    table = reliability(probs, outcomes, bins)
+    gaps = sum(row["rows"] * abs(row["accuracy"] - row["mean_confidence"]) for row in table)
+    return float(gaps) / len(probs)
 
 
 def fit_isotonic(xs: Sequence[float], ys: Sequence[bool]) -> tuple[list[float], list[float]]:
@@ -84,7 +111,7 @@ def fit_platt(xs: Sequence[float], ys: Sequence[bool], iterations: int = 100) ->
     As in Platt (1999), the targets are smoothed to (N+ + 1) / (N+ + 2) and 1 / (N- + 2), which keeps
     the fit finite when the labels are perfectly separated.
     """
-    features = [_logit(x) for x in xs]
+    features = [logit(x) for x in xs]
     positives = sum(bool(y) for y in ys)
     negatives = len(ys) - positives
     high, low = (positives + 1) / (positives + 2), 1 / (negatives + 2)
@@ -114,7 +141,8 @@ def fit_platt(xs: Sequence[float], ys: Sequence[bool], iterations: int = 100) ->
     return a, b
 
 
-def _logit(p: float) -> float:
+def logit(p: float) -> float:
+    """The log-odds of ``p``, clipped to [1e-6, 1 - 1e-6] first (0 and 1 stay finite)."""
     p = min(max(p, _EPS), 1 - _EPS)
     return math.log(p / (1 - p))
 
@@ -142,7 +170,7 @@ class Calibration:
         if value is None or not math.isfinite(value):
             return None
         if self.method == "platt":
-            return _sigmoid(self.params["a"] * _logit(value) + self.params["b"])
+            return _sigmoid(self.params["a"] * logit(value) + self.params["b"])
         xs: list[float] = self.params["x"]
         ys: list[float] = self.params["y"]
         if value <= xs[0]:

@@ -8,24 +8,17 @@ pair gets about 0.9 for whichever answer is shown first. Small judges sit far fr
 named the first-shown answer 92 % of the time on LLMBar).
 
 Probabilities come from a judge that scores them (``scoring: LOGPROBS``, or the vote shares of samples):
-its ``ab_p_first`` and ``ba_p_first`` columns. Each is clipped to [1e-6, 1 - 1e-6] before the log-odds, so
-that a vote share of 0 or 1 stays finite.
+its ``ab_p_first`` and ``ba_p_first`` columns. Each is clipped to [1e-6, 1 - 1e-6] before the log-odds
+(:func:`jurist.stats.calibration.logit`), so that a vote share of 0 or 1 stays finite.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CLIP", "format_prior", "position_prior", "row_prior"]
-
-CLIP = 1e-6
-
-
-def _logit(p: float) -> float:
-    p = min(max(p, CLIP), 1 - CLIP)
-    return math.log(p / (1 - p))
+from jurist.stats.calibration import logit
 
 
 def row_prior(p_first_ab: float | None, p_first_ba: float | None) -> float | None:
@@ -35,7 +28,7 @@ def row_prior(p_first_ab: float | None, p_first_ba: float | None) -> float | Non
         return None
     if math.isnan(p_first_ab) or math.isnan(p_first_ba):
         return None
-    return (_logit(p_first_ab) + _logit(p_first_ba)) / 2
+    return (logit(p_first_ab) + logit(p_first_ba)) / 2
 
 
 def position_prior(
@@ -51,8 +44,10 @@ def position_prior(
         return None
     mean = sum(priors) / n
     if n > 1:
+        from scipy import stats  # loaded when a statistic is computed, not with jurist
+
         sd = math.sqrt(sum((p - mean) ** 2 for p in priors) / (n - 1))
-        half = _quantile(confidence, n - 1) * sd / math.sqrt(n)
+        half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     else:
         half = math.inf
     return {
@@ -63,21 +58,3 @@ def position_prior(
         "first_shown_probability": 1 / (1 + math.exp(-mean)),
         "confidence": confidence,
     }
-
-
-def _quantile(confidence: float, dof: int) -> float:
-    """The two-sided quantile of Student's t with ``dof`` degrees of freedom."""
-    from scipy import stats  # loaded when a statistic is computed, not with jurist
-
-    return float(stats.t.ppf(0.5 + confidence / 2, dof))
-
-
-def format_prior(prior: Mapping[str, Any]) -> str:
-    """A prior as one line of text."""
-    low, high = prior.get("low"), prior.get("high")
-    bounds = "" if low is None or high is None else f" [{low:+.2f}, {high:+.2f}]"
-    even = prior["first_shown_probability"]
-    return (
-        f"position prior {prior['mean_log_odds']:+.2f} log-odds for the first-shown answer{bounds} over "
-        f"{prior['rows']} rows (an even pair gets {even:.2f} for the answer shown first; 0 is no bias)"
-    )

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from jurist.analysis.estimate import Interval, difference, power_tuning, ppi_mean, split_rows
 from jurist.errors import InputError
+from jurist.stats.estimate import Interval, difference, power_tuning, ppi_mean, split_rows
 
 
 def biased_population(

@@ -22,21 +22,7 @@ import numbers
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any, Literal
-
-__all__ = [
-    "ConfusionMatrix",
-    "accuracy",
-    "cohen_kappa",
-    "confusion_matrix",
-    "krippendorff_alpha",
-    "majority_baseline",
-    "pairwise_cohen_kappa",
-    "plurality",
-    "position_bias",
-    "wilson_interval",
-]
 
 AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
 
@@ -53,7 +39,7 @@ def _pairs(
     return [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
 
 
-def _sorted_labels(values: Iterable[Hashable]) -> tuple[Hashable, ...]:
+def sorted_labels(values: Iterable[Hashable]) -> tuple[Hashable, ...]:
     """Distinct values in sorted order; by ``str`` (then type name) when they are not mutually comparable."""
     distinct = list(dict.fromkeys(values))
     try:
@@ -75,36 +61,6 @@ def accuracy(predicted: Sequence[Hashable | None], truth: Sequence[Hashable | No
     if not pairs:
         return None
     return sum(1 for p, t in pairs if p == t) / len(pairs)
-
-
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
-    """The Wilson score interval for a proportion ``successes / n`` at ``confidence`` (None when n == 0).
-
-    Unlike the normal approximation it stays inside [0, 1] and keeps near its nominal coverage for small n
-    and proportions near 0 or 1, which is where judge accuracies on a few labelled rows live.
-    """
-    if n <= 0:
-        return None
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be within 0..{n}, got {successes}")
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def majority_baseline(truth: Sequence[Hashable | None]) -> tuple[Hashable | None, int, int]:
-    """The label a judge that always answered the commonest label would give, how many labelled items it
-    would get right and of how many (ties go to the first label in sorted order); (None, 0, 0) without
-    labels."""
-    present = [t for t in truth if t is not None]
-    if not present:
-        return None, 0, 0
-    counts = Counter(present)
-    top = max(counts.values())
-    label = next(v for v in _sorted_labels(present) if counts[v] == top)
-    return label, top, len(present)
 
 
 # -------------------------------------------------------------------------------------- confusion matrix
@@ -165,7 +121,7 @@ def confusion_matrix(
     """
     pairs = _pairs(predicted, truth, ("predicted", "truth"))
     if labels is None:
-        order = _sorted_labels(v for pair in pairs for v in pair)
+        order = sorted_labels(v for pair in pairs for v in pair)
     else:
         order = tuple(labels)
         if len(set(order)) != len(order):

@@ -8,7 +8,7 @@ The accuracy difference is ``delta = mean_i d_i`` over all compared rows, ``d_i 
 Where A and B give the same verdict, ``d_i = 0`` exactly, labelled or not, and which rows those are is known
 on every row. So the rows split into two strata, known in advance: ``D``, the rows where the verdicts differ
 (``N_D`` of ``N``), and the rest, where ``d = 0``. Then ``delta = (N_D / N) * mean_{i in D} d_i`` and only the
-mean over ``D`` is unknown. It is estimated by PPI++ (:func:`jurist.analysis.estimate.ppi_mean`) inside
+mean over ``D`` is unknown. It is estimated by PPI++ (:func:`jurist.stats.estimate.ppi_mean`) inside
 ``D``: the labels are the ``d_i`` of the labelled rows of ``D`` (a random sample of ``D`` when the labelled
 rows are a random sample of all rows), and the prediction of ``d_i`` on every row of ``D`` is
 ``f_i = c_A,i - c_B,i``, each judge's confidence in its own verdict (its ``judgment_confidence``, a
@@ -40,10 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from jurist.analysis.estimate import MIN_LABELS, Interval, ppi_mean
+from jurist.stats.estimate import FEW_LABELS, MIN_LABELS, Interval, ppi_mean
 
 EXACT_BELOW = 25  # discordant rows below which McNemar's test is the exact binomial one
-FEW_LABELS = 30
 
 
 def kappa_interval(a: Sequence[Hashable], b: Sequence[Hashable], confidence: float = 0.95) -> Interval | None:
@@ -136,7 +135,7 @@ def accuracy_difference(
     ``differs``: per row, whether the two verdicts differ. ``d``: per row, ``d_i`` on a labelled row and NaN
     on an unlabelled one (0 wherever the verdicts are equal). ``predicted``: per row, a prediction of ``d_i``
     (used only where the verdicts differ; default 0, no prediction). The result holds ``ppi`` (an
-    :class:`~jurist.analysis.estimate.Interval` as a dict, or None with ``reason`` when fewer than two
+    :class:`~jurist.stats.estimate.Interval` as a dict, or None with ``reason`` when fewer than two
     labelled rows have differing verdicts), ``labels_only`` (the plain paired mean of ``d`` over the
     labelled rows), ``lambda``, the row counts and the effective number of labels."""
     split = np.asarray(differs, dtype=bool)
