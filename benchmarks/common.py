@@ -105,17 +105,18 @@ def run_calibrated_cascade(
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     import tempfile
 
-    from jurist.analysis.human import agreement_report, labels_for_table
+    from jurist.analysis.human import agreement_report
     from jurist.config.cascade import CalibrationSettings, CascadeSettings
     from jurist.engine.spec import RunOptions, RunSpec, Selection
     from jurist.io.results import ResultTable
+    from jurist.labels.source import LabelSource
     from jurist.launch import launch
 
     with tempfile.TemporaryDirectory() as scratch:
         data = Path(scratch) / "rows.jsonl"
         data.write_text("".join(json.dumps(r) + "\n" for r in rows))
         output = Path(scratch) / "out.parquet"
-        settings = CascadeSettings(calibration=CalibrationSettings(data, target, delta))
+        settings = CascadeSettings(calibration=CalibrationSettings(LabelSource(data), target, delta))
         spec = RunSpec(tuple(configs), Selection(str(data)), RunOptions(chunk_size=64), cascade=settings)
         launched = launch(spec, output=output, backend_factory=backend_factory)
         notes = launched.notes
@@ -124,7 +125,7 @@ def run_calibrated_cascade(
         finally:
             launched.close()
         table = ResultTable.open(output)
-        agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
+        agree = agreement_report(table, LabelSource(column="label").for_results(table).labels)
         return CascadeOutcome(
             summary.as_dict(),
             table.table.to_pylist(),

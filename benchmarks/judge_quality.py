@@ -132,7 +132,7 @@ def table(results: dict[str, Any]) -> str:
 
 def baselines_table(sets: list[str]) -> str:
     """The baselines of every set (they depend on the data alone), as a Markdown table with intervals."""
-    from jurist.analysis.labels import normalize_labels
+    from jurist.labels.vocabulary import normalize_labels
     from jurist.stats.baselines import baselines
 
     names = ("majority", "first shown", "longer answer", "shorter answer")
@@ -181,7 +181,7 @@ def _pooled(shares: list[dict[str, Any]]) -> str:
 def summary_table(results: dict[str, Any]) -> str:
     """The README's table: LOGPROBS runs over every set (both orders and pointwise) per group of sets, the
     baselines on the same rows and GPT-4 in the LLMBar paper."""
-    from jurist.analysis.labels import normalize_labels
+    from jurist.labels.vocabulary import normalize_labels
     from jurist.stats.baselines import baselines
 
     lines = ["| judge | " + " | ".join(GROUPS) + " |", "|---|" + "---|" * len(GROUPS)]
@@ -238,6 +238,7 @@ def main() -> None:
 
     from jurist.bench.cost import Prices, add_costs
     from jurist.bench.runner import BenchSpec, run_bench
+    from jurist.labels.source import LabelSource
 
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SETS]
@@ -255,8 +256,8 @@ def main() -> None:
             modes=[bench_mode],
             cold_rows=2,
             overrides={**ENGINE, **extra},
-            labels=[r["label"] for r in rows],
-            groups=[r["set"] for r in rows],
+            labels=LabelSource(column="label"),
+            by="set",
         )
         started = time.perf_counter()
         bench = add_costs(run_bench(spec), Prices(args.machine_hour_price, "machine"))

@@ -13,7 +13,7 @@ and its confidence ``max(p, 1 - p)``. The human labels come from one of two worl
 
 The target is the mean label over the dataset's rows. For each strategy of ``jurist label`` (uniform,
 stratified by the verdict, active) the draw chooses rows with the plan's own code
-(:func:`jurist.analysis.sampling.design`, the budget in labels) and estimates the mean with the code
+(:func:`jurist.labels.sampling.design`, the budget in labels) and estimates the mean with the code
 ``jurist estimate`` runs (:func:`jurist.stats.estimate.corrected_mean`: plain PPI++ for equal
 probabilities, inverse-probability-weighted PPI++ for active). It counts how often the 95 % interval
 covers the true mean and reports the median width, the median number of labels drawn, and the ratio of
@@ -50,8 +50,8 @@ def dataset(world: str, rows: int, rng: np.random.Generator) -> tuple[np.ndarray
 
 def one_draw(world: str, strategy: str, rows: int, budget: int, rng: np.random.Generator) -> dict[str, Any]:
     """One dataset, one plan, one estimate: whether its interval covers the truth, and its width."""
-    from jurist.analysis.label_file import Strategy
-    from jurist.analysis.sampling import design
+    from jurist.labels.file import Strategy
+    from jurist.labels.sampling import design
     from jurist.stats.estimate import corrected_mean
 
     p, labels = dataset(world, rows, rng)

@@ -125,7 +125,7 @@ class GenerationRequest:
     capability: ClassVar[Capability | None] = None
 
     @staticmethod
-    def failed(error: str) -> Completion:
+    def failed(error: str) -> Completion:  # the answer when the request cannot be answered
         return Completion("", "error", error=error)
 
 
@@ -169,7 +169,7 @@ class LabelRequest:
     capability: ClassVar[Capability | None] = "label_scores"
 
     @staticmethod
-    def failed(error: str) -> LabelScores:
+    def failed(error: str) -> LabelScores:  # the answer when the request cannot be answered
         return LabelScores(None, "error", error=error)
 
 
@@ -196,7 +196,7 @@ class RewardRequest:
     capability: ClassVar[Capability | None] = "rewards"
 
     @staticmethod
-    def failed(error: str) -> RewardScores:
+    def failed(error: str) -> RewardScores:  # the answer when the request cannot be answered
         return RewardScores(None, "error", error=error)
 
 
@@ -227,7 +227,7 @@ class StateRequest:
     capability: ClassVar[Capability | None] = "hidden_states"
 
     @staticmethod
-    def failed(error: str) -> HiddenState:
+    def failed(error: str) -> HiddenState:  # the answer when the request cannot be answered
         return HiddenState(None, "error", error=error)
 
 

@@ -13,9 +13,8 @@ import pytest
 
 from evidence_data import run_pairwise, run_pointwise
 from jurist.analysis.audit import _kappa, audit_judge, default_responses, slope
-from jurist.analysis.labels import join_labels
-from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 from jurist.stats.agreement import cohen_kappa
 from jurist.stats.share import Share
 
@@ -65,7 +64,7 @@ def test_the_vectorized_kappa_equals_the_pure_python_one() -> None:
 def test_the_pointwise_audit_against_hand_counts(tmp_path: Path) -> None:
     output, labels_file = run_pointwise(tmp_path, count=80, labelled=50)
     results = ResultTable.open(output)
-    labels = join_labels(results, file_rows=read_input(labels_file).table)
+    labels = LabelSource(labels_file).for_results(results).labels
     options = default_responses(results, results.judge("quality"))
     assert (options.response, options.tokens) == ("response", "response_tokens")
     options = replace(options, where=("quality.score >= 0.6",))

@@ -11,9 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from jurist.analysis.audit import audit_judge, default_responses
-from jurist.analysis.labels import join_labels
-from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 
 RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "llmbar_evidence"
 
@@ -38,9 +37,7 @@ def test_the_length_slope_of_the_pointwise_run_equals_a_hand_computation() -> No
     pairs = [(len(r["response"]) / 100, r[score]) for r in rows if r[score] is not None]
     table = ResultTable.open(path)
     judge = table.judge("instruction_following")
-    labels = join_labels(
-        table, file_rows=read_input(RUN / "pointwise_labels.jsonl").table, file_id_column="id"
-    )
+    labels = LabelSource(RUN / "pointwise_labels.jsonl", id_column="id").for_results(table).labels
     audit = audit_judge(table, judge.name, labels, default_responses(table, judge))
     assert audit["length"]["score"]["slope"] == pytest.approx(
         ols_slope([p[0] for p in pairs], [p[1] for p in pairs])

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pytest
 
 from evidence_data import run_pairwise, run_pointwise
-from jurist.analysis.label_file import LabelLine, Strategy, latest_labels, read_label_lines
-from jurist.analysis.sampling import DEFAULT_FLOOR, Draw, SamplingPlan, active_probabilities
 from jurist.errors import InputError
 from jurist.io.results import ResultTable
+from jurist.labels.file import LabelLine, Strategy, latest_labels, read_label_lines
+from jurist.labels.sampling import DEFAULT_FLOOR, Draw, SamplingPlan, active_probabilities
 
 PLANS = 1500
 

@@ -14,13 +14,12 @@ from typer.testing import CliRunner
 
 from evidence_data import run_pointwise
 from jurist.analysis.estimate import estimate_judge
-from jurist.analysis.label_file import Strategy
-from jurist.analysis.labels import join_labels, join_probabilities
-from jurist.analysis.sampling import SamplingPlan, active_probabilities, design
 from jurist.cli import app
 from jurist.errors import InputError
-from jurist.io.readers import read_input
 from jurist.io.results import ResultTable
+from jurist.labels.file import Strategy
+from jurist.labels.sampling import SamplingPlan, active_probabilities, design
+from jurist.labels.source import LabelSource
 from jurist.stats.estimate import corrected_mean, ppi_mean, ppi_weighted_mean
 
 sm = pytest.importorskip("statsmodels.api")
@@ -141,14 +140,12 @@ def test_a_label_file_s_probabilities_join_by_row_id_the_latest_line_counting(
 ) -> None:
     results, path = active_labels
     table = ResultTable.open(results)
-    file_rows = read_input(path).table
-    chances = join_probabilities(table, file_rows)
+    labels, chances = LabelSource(path).for_results(table)
     assert chances is not None
     plan = SamplingPlan.build(table, "quality", Strategy.ACTIVE, 30, seed=4)
     drawn = {d.row_id: d.probability for d in plan.draws()}
     for row, chance in zip([str(v) for v in table.values("row_id")], chances, strict=True):
         assert chance == drawn.get(row)
-    labels = join_labels(table, file_rows=file_rows)
     ids = [str(v) for v in table.values("row_id")]
     truth = dict(
         zip(

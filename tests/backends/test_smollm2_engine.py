@@ -101,8 +101,9 @@ def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> No
     """`jurist judge` + `jurist agree` on the first 40 rows of LLMBar's Natural set, checked against a
     computation of our own from the output table (SmolLM2 is near chance; the point is that the harness is
     right)."""
-    from jurist.analysis.human import agreement_report, labels_for_table
+    from jurist.analysis.human import agreement_report, as_results
     from jurist.io.writers import read_output
+    from jurist.labels.source import LabelSource
 
     data = tmp_path / "natural.json"
     data.write_text(json.dumps(json.loads(LLMBAR.read_text(encoding="utf-8"))[:40]), encoding="utf-8")
@@ -123,7 +124,8 @@ def test_llmbar_pairwise_protocol_end_to_end(backend: Any, tmp_path: Path) -> No
     categories = {"a", "b", "tie"}
     p_e = sum((winners.count(c) / 40) * (truth.count(c) / 40) for c in categories)
     kappa = (p_o - p_e) / (1 - p_e)
-    report = agreement_report(table, labels_for_table(table, column="label"))["preference"]
+    labels = LabelSource(column="label").for_results(as_results(table)).labels
+    report = agreement_report(table, labels)["preference"]
     assert report["accuracy"]["estimate"] == pytest.approx(accuracy)
     assert report["order_consistency"] == pytest.approx(consistency)
     assert report["cohen_kappa"] == pytest.approx(kappa)

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from jurist import ScriptedBackend
 from jurist.bench import BenchSpec, run_bench, write
-from jurist.errors import ConfigError
+from jurist.errors import ConfigError, InputError
+from jurist.labels.source import LabelSource
 from jurist.records import LabelRequest
 
 PAIRWISE = {
@@ -90,8 +91,8 @@ def test_pairwise_quality_equals_a_computation_by_hand() -> None:
         rows=data,
         modes=["logprobs"],
         cold_rows=1,
-        labels=[r["label"] for r in data],
-        groups=[r["part"] for r in data],
+        labels=LabelSource(column="label"),
+        by="part",
     )
     bench = run_bench(spec, lambda config: ScriptedBackend([], labels=scores), progress=None)
     entry = bench["results"][0]
@@ -123,7 +124,7 @@ def test_the_baselines_stand_beside_the_accuracy_counted_by_hand() -> None:
         row["response_a"] += "!" * n
     data[5]["response_b"] += "!"
     spec = BenchSpec(
-        judges=[PAIRWISE], rows=data, modes=["logprobs"], cold_rows=1, labels=[r["label"] for r in data]
+        judges=[PAIRWISE], rows=data, modes=["logprobs"], cold_rows=1, labels=LabelSource(column="label")
     )
     bench = run_bench(spec, lambda config: ScriptedBackend([], labels=scores), progress=None)
     quality = bench["results"][0]["quality"]
@@ -149,12 +150,16 @@ def test_the_baselines_stand_beside_the_accuracy_counted_by_hand() -> None:
     assert quality["baselines"]["majority"]["rule"] == "always 'a'"
 
 
-def test_labels_must_match_the_rows_and_groups_need_labels() -> None:
+def test_labels_must_match_the_rows_and_groups_need_labels(tmp_path: Path) -> None:
     data = rows()
-    with pytest.raises(ConfigError, match="5 labels for 6 rows"):
-        BenchSpec(judges=[PAIRWISE], rows=data, labels=[1] * 5).check()
-    with pytest.raises(ConfigError, match="groups need labels"):
-        BenchSpec(judges=[PAIRWISE], rows=data, groups=["x"] * 6).check()
+    elsewhere = tmp_path / "other.jsonl"
+    elsewhere.write_text("".join(json.dumps({"row_id": f"x{i}", "label": 1}) + "\n" for i in range(6)))
+    with pytest.raises(InputError, match=r"no label of .*other\.jsonl matches a row of the input"):
+        BenchSpec(judges=[PAIRWISE], rows=data, labels=LabelSource(elsewhere)).check()
+    with pytest.raises(ConfigError, match=r"groups \(--by\) need labels"):
+        BenchSpec(judges=[PAIRWISE], rows=data, by="part").check()
+    with pytest.raises(ConfigError, match="--by 'team': the input has no such column"):
+        BenchSpec(judges=[PAIRWISE], rows=data, labels=LabelSource(column="label"), by="team").check()
 
 
 def test_bench_command_reports_quality_from_a_labels_file(
@@ -195,7 +200,7 @@ def test_bench_command_reports_quality_from_a_labels_file(
 def test_written_files_hold_the_quality_columns(tmp_path: Path) -> None:
     data = rows()
     spec = BenchSpec(
-        judges=[PAIRWISE], rows=data, modes=["logprobs"], cold_rows=1, labels=[r["label"] for r in data]
+        judges=[PAIRWISE], rows=data, modes=["logprobs"], cold_rows=1, labels=LabelSource(column="label")
     )
     bench = run_bench(spec, lambda c: ScriptedBackend([], labels=scores), progress=None)
     files = write(bench, tmp_path)

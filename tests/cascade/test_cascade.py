@@ -19,7 +19,7 @@ import yaml
 from cascade_stages import Stage, factory, row_key, stage_config, truth_of
 from typer.testing import CliRunner
 
-from jurist.analysis.human import agreement_report, labels_for_table
+from jurist.analysis.human import agreement_report
 from jurist.cascade.engine import CascadeEngine
 from jurist.cli import app
 from jurist.config.cascade import CalibrationSettings, CascadeSettings, stage_configs
@@ -28,6 +28,7 @@ from jurist.engine.summary import RunSummary
 from jurist.errors import JuristError
 from jurist.io.parts import OutputError, parts_dir
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 from jurist.launch import Launch, Placement, launch
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")
@@ -79,7 +80,7 @@ def test_a_calibrated_cascade_on_llmbar(llmbar: Path, tmp_path: Path) -> None:
         "big": Stage("big", truth, lambda c: 0.95, log),
     }
     output = tmp_path / "out.parquet"
-    settings = CascadeSettings(calibration=CalibrationSettings(llmbar, target=0.8, delta=0.1))
+    settings = CascadeSettings(calibration=CalibrationSettings(LabelSource(llmbar), target=0.8, delta=0.1))
     run = run_cascade(llmbar, output, settings, stages)
     table = ResultTable.open(output)
     assert table.num_rows == len(rows)
@@ -106,7 +107,7 @@ def test_a_calibrated_cascade_on_llmbar(llmbar: Path, tmp_path: Path) -> None:
     assert [s["decided"] for s in report["stages"]] == [len(rows) - escalated, escalated]
     assert report["stages"][1]["requests"] == 2 * escalated
     # the final columns feed `agree` like any judge's
-    agree = agreement_report(table.table, labels_for_table(table.table, column="label"))
+    agree = agreement_report(table, LabelSource(column="label").for_results(table).labels)
     right = sum(r["cascade.winner"] == ("a" if r["label"] == 1 else "b") for r in data)
     assert agree["cascade"]["accuracy"]["estimate"] == pytest.approx(right / len(rows))
     # a rerun finds the run complete and judges nothing, not even the labelled rows
@@ -257,7 +258,7 @@ def test_calibration_labels_matching_no_row_exit_2(llmbar: Path, tmp_path: Path)
             "--cascade", stage, "--calibration-labels", str(labels)]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
-    assert "matches no row of the input" in result.output and str(labels) in result.output
+    assert f"no label of {labels} matches a row of the input {llmbar}" in result.output
 
 
 def test_an_uncertifiable_target_exits_2_with_the_labels_it_needs(llmbar: Path, tmp_path: Path) -> None:

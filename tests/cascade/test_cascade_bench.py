@@ -18,6 +18,7 @@ from jurist.bench.report import markdown, summary_lines
 from jurist.cli import app
 from jurist.config.cascade import CalibrationSettings, CascadeSettings
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llmbar" / "Natural.json"
@@ -46,7 +47,7 @@ def test_a_calibrated_cascade_without_the_baseline(llmbar: Path, tmp_path: Path)
         "small": Stage("small", truth, lambda c: 0.2 + 0.8 * c),
         "big": Stage("big", truth, lambda c: 0.9),
     }
-    settings = CascadeSettings(calibration=CalibrationSettings(llmbar, target=0.8, delta=0.1))
+    settings = CascadeSettings(calibration=CalibrationSettings(LabelSource(llmbar), target=0.8, delta=0.1))
     job = CascadeBench(
         stage_files(tmp_path), str(llmbar), tmp_path / "bench", settings, rows=40, baseline=False
     )

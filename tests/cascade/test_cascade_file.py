@@ -17,6 +17,7 @@ from jurist.cli.cascade import cascade_from_cli
 from jurist.config.cascade import stage_configs
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 from jurist.launch import launch
 
 LLMBAR = Path("/work/shared/data/llmbar/Natural.json")
@@ -75,7 +76,7 @@ def test_calibration_labels_are_read_beside_the_file(folder: Path) -> None:
     assert found is not None
     _, settings = found
     assert settings.calibration is not None
-    assert settings.calibration.labels == folder / "natural.json"
+    assert settings.calibration.labels == LabelSource(folder / "natural.json")
     assert (settings.calibration.target, settings.calibration.delta) == (0.9, 0.05)
 
 

@@ -12,10 +12,11 @@ import pyarrow as pa
 import pytest
 
 from jurist import Engine, ScriptedBackend, load_judge_config
-from jurist.analysis.human import agreement_report, labels_for_table
+from jurist.analysis.human import agreement_report, as_results
 from jurist.errors import JuristError
 from jurist.io.writers import read_output
 from jurist.judges.panel import Panel
+from jurist.labels.source import LabelSource
 from jurist.records import GenerationRequest
 
 ROWS = [{"question": f"q{i}", "answer": f"a{i}"} for i in range(4)]
@@ -179,7 +180,7 @@ def test_agreement_with_human_labels_by_hand() -> None:
     table = agree_table()
     # winners: row0 A/B -> a,a = a; row1 A/B -> a; row2 A/A -> a,b -> tie; row3 B/A -> b,b = b
     assert table["p.winner"].to_pylist() == ["a", "a", "tie", "b"]
-    report = agreement_report(table, labels_for_table(table, column="label"))["p"]
+    report = agreement_report(table, LabelSource(column="label").for_results(as_results(table)).labels)["p"]
     # labels 1,2,1,2 -> a,b,a,b; right on rows 0 and 3
     assert report["accuracy"]["estimate"] == 0.5
     assert (report["accuracy"]["successes"], report["accuracy"]["trials"]) == (2, 4)

@@ -69,7 +69,7 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 
 def append_many(path: str, tag: str, count: int) -> None:
     """Append ``count`` lines of varied length (a worker process of the store's test)."""
-    from jurist.analysis.label_file import LabelStore
+    from jurist.labels.file import LabelStore
 
     store = LabelStore(path)
     for i in range(count):

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 from label_support import Server, read_lines
 
-from jurist.analysis.label_file import Strategy
-from jurist.analysis.sampling import SamplingPlan
 from jurist.io.results import ResultTable
+from jurist.labels.file import Strategy
+from jurist.labels.sampling import SamplingPlan
 
 
 def label_until_done(url: str, session: str, labeller: str, saved: list[str], errors: list[str]) -> None:

@@ -11,13 +11,13 @@ import pyarrow as pa
 import pytest
 from label_support import append_many, read_lines
 
-from jurist.analysis.label_file import LabelStore
 from jurist.errors import InputError
 from jurist.io.results import ResultTable, judge_entry_columns
 from jurist.labelling.choices import LabelSet
 from jurist.labelling.desk import Desk, DeskOptions, Refused
 from jurist.labelling.queue import DISAGREES, INCONSISTENT, UNSURE, Queue
 from jurist.labelling.rows import Rows
+from jurist.labels.file import LabelStore
 
 
 def test_appends_from_two_processes_are_whole_lines(tmp_path: Path) -> None:

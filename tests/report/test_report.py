@@ -11,6 +11,7 @@ import pytest
 
 from browser import headless_chromium
 from evidence_data import run_pairwise, run_pointwise
+from jurist.labels.source import LabelSource
 from jurist.report.build import ReportOptions, write_report
 
 LLMBAR = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "llmbar_evidence"
@@ -85,12 +86,12 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for name, results, labels in (("point", point, point_labels), ("pair", pair, pair_labels)):
         out[name] = folder / f"{name}.html"
-        write_report(results, out[name], ReportOptions(labels=labels, worst=15))
+        write_report(results, out[name], ReportOptions(labels=LabelSource(labels), worst=15))
     out["plain"] = folder / "plain.html"
     write_report(point, out["plain"], ReportOptions())
     if (LLMBAR / "pointwise.parquet").is_file():
         out["llmbar"] = folder / "llmbar.html"
-        labels = ReportOptions(labels=LLMBAR / "pointwise_labels.jsonl", labels_id_column="id")
+        labels = ReportOptions(labels=LabelSource(LLMBAR / "pointwise_labels.jsonl", id_column="id"))
         write_report(LLMBAR / "pointwise.parquet", out["llmbar"], labels)
     return out
 

@@ -14,6 +14,7 @@ from compare_data import plan_rows, run_side, write_labels, write_rows
 from jurist.analysis.compare import compare_tables
 from jurist.cli import app
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 from jurist.report.build import ReportOptions, write_report
 
 # 13 rows yes -> no, 2 no -> yes, 25 alike; B right on every flip
@@ -47,7 +48,7 @@ def text(fragment: str) -> str:
 
 def test_the_section_shows_the_planned_flips_and_the_comparison_s_verdict(tables: dict[str, Path]) -> None:
     out = tables["folder"] / "compared.html"
-    options = ReportOptions(labels=tables["labels"], labels_id_column="id", compare_with=tables["b"])
+    options = ReportOptions(labels=LabelSource(tables["labels"], id_column="id"), compare_with=tables["b"])
     write_report(tables["a"], out, options)
     shown = text(section(out.read_text(encoding="utf-8")))
     assert f"Compared with {tables['b']}" in shown

@@ -37,10 +37,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jurist.analysis.filtering import FilterRules, filter_table
-from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels, order_labels
 from jurist.analysis.outcomes import count_reasons, row_reasons
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
+from jurist.labels.sampling import confidences
+from jurist.labels.vocabulary import is_pairwise, label_targets, normalize_labels, order_labels
 from jurist.stats.baselines import accuracy_by_length_ratio, baselines, compare_to_baselines
 from jurist.stats.calibration import expected_calibration_error, reliability
 from jurist.stats.position import position_prior
@@ -250,29 +251,6 @@ def _lean(verdicts: list[Any], truth: list[Any] | None) -> dict[str, Any]:
         }
         for key in sorted(set(judged) | set(labelled))
     }
-
-
-def confidence_column(judge: JudgeColumns) -> str | None:
-    """The column holding the judge's confidence in its verdict, if one does (not ``p_a``: see
-    :func:`confidences`)."""
-    for suffix in ("judgment_confidence", "confidence", "sample_agreement"):
-        column = judge.get(suffix)
-        if column is not None:
-            return column
-    return None
-
-
-def confidences(results: ResultTable, judge: JudgeColumns) -> list[float | None] | None:
-    """The judge's confidence in its verdict per row: ``judgment_confidence``, a cascade's ``confidence``
-    (the deciding stage's, as its thresholds read it), a sampled judge's ``sample_agreement``, or
-    ``max(p_a, 1 - p_a)`` for a pairwise judge; None when the results hold none of them."""
-    column = confidence_column(judge)
-    if column is not None:
-        return [None if v is None else float(v) for v in results.values(column)]
-    p_a = judge.get("p_a")
-    if p_a is not None:
-        return [None if p is None else max(float(p), 1 - float(p)) for p in results.values(p_a)]
-    return None
 
 
 def _confidence(

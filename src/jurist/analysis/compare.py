@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from jurist.analysis.audit import confidences
-from jurist.analysis.labels import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.analysis.outcomes import row_reasons
 from jurist.errors import InputError
 from jurist.io.results import PANEL, JudgeColumns, ResultTable
+from jurist.labels.sampling import confidences
+from jurist.labels.vocabulary import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.stats.baselines import baselines
 from jurist.stats.paired import accuracy_difference, kappa_interval, mcnemar, paired_difference
 from jurist.stats.share import Share

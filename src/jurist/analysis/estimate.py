@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jurist.analysis.audit import confidence_column, confidences
-from jurist.analysis.labels import is_pairwise, label_targets, normalize_labels
 from jurist.analysis.outcomes import count_reasons
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
+from jurist.labels.sampling import confidence_column, confidences
+from jurist.labels.vocabulary import is_pairwise, label_targets, normalize_labels
 from jurist.stats.estimate import FEW_LABELS, MIN_LABELS, MeanEstimate, corrected_mean, difference
 
 
@@ -41,7 +41,7 @@ def estimate_judge(
     counts the rows without a score (or verdict), by why.
 
     ``probabilities``: each row's chance of having been chosen for labelling, as a sampling plan records
-    it (:func:`jurist.analysis.labels.join_probabilities`). Where the labelled rows' probabilities differ,
+    it (:meth:`jurist.labels.source.LabelSource.for_results`). Where the labelled rows' probabilities differ,
     each estimate weights them by their inverse (:func:`~jurist.stats.estimate.ppi_weighted_mean`); equal
     probabilities give plain PPI++. A labelled row without a probability was not chosen by the plan (a
     review's label of a row never drawn) and is left out, counted in ``labels_outside_plan``."""

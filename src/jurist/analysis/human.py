@@ -18,8 +18,8 @@ every judge in the table (and for the panel, if the table has one):
   status, a cascade's ``abstained``, ``not reached`` for a cascade stage, ``inconclusive``). They are no
   verdict: wrong in ``accuracy``, left out of ``accuracy_decided`` and kappa.
 
-Labels come from a column of the result table or from a separate file, matched by row id or, for files
-without ids (LLMBar's JSON), by position.
+Labels come from a column of the result table, a labels file or another run's verdicts, matched to rows by
+:class:`jurist.labels.source.LabelSource`.
 """
 
 from __future__ import annotations
@@ -30,18 +30,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.labels import (
-    is_pairwise,
-    join_labels,
-    normalize_labels,
-    order_labels,
-    parse_label_map,
-)
 from jurist.analysis.outcomes import count_reasons, reasons_text
 from jurist.analysis.text import format_baselines, percent_interval_text
 from jurist.analysis.text import percent_text as _pct
 from jurist.errors import InputError
 from jurist.io.results import JudgeColumns, ResultTable
+from jurist.labels.vocabulary import is_pairwise, normalize_labels, order_labels
 from jurist.stats.agreement import ConfusionMatrix, accuracy, cohen_kappa, confusion_matrix
 from jurist.stats.baselines import baselines, compare_to_baselines
 from jurist.stats.share import Share
@@ -51,9 +45,6 @@ __all__ = [
     "as_results",
     "format_report",
     "judges_in",
-    "labels_for_table",
-    "normalize_labels",
-    "parse_label_map",
     "verdict_column",
 ]
 
@@ -147,7 +138,6 @@ def agreement_report(
     labels: Sequence[Any],
     *,
     judges: Sequence[str] | None = None,
-    label_map: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per judge (and panel), agreement with ``labels`` (one per table row, None for unlabelled rows)."""
     results = as_results(table)
@@ -160,20 +150,9 @@ def agreement_report(
     for name in names:
         judge = results.judge(name)
         pairwise = is_pairwise(results, judge)
-        truth = normalize_labels(labels, pairwise, label_map)
+        truth = normalize_labels(labels, pairwise)
         out[name] = _judge_report(results, judge, truth, pairwise)
     return out
-
-
-def labels_for_table(
-    table: pa.Table | ResultTable,
-    *,
-    column: str | None = None,
-    file_rows: pa.Table | None = None,
-    file_id_column: str | None = None,
-) -> list[Any]:
-    """Human labels aligned with a result table (:func:`jurist.analysis.labels.join_labels`)."""
-    return join_labels(as_results(table), column=column, file_rows=file_rows, file_id_column=file_id_column)
 
 
 def format_report(report: Mapping[str, Mapping[str, Any]]) -> str:

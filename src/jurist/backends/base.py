@@ -95,6 +95,23 @@ def describe(backend: Backend) -> dict[str, Any]:
     return {"model": backend.model_id, **described}
 
 
+class Forwarding:
+    """A backend wrapper (the lazy backend, data-parallel workers, the bench's timer) that sends every
+    request type but generation through one method, :meth:`forward`."""
+
+    def forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
+        raise NotImplementedError
+
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        return self.forward(LabelRequest, requests)  # type: ignore[return-value]
+
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+        return self.forward(RewardRequest, requests)  # type: ignore[return-value]
+
+    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
+        return self.forward(StateRequest, requests)  # type: ignore[return-value]
+
+
 def call(backend: object, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
     """Requests of one type answered by the backend's method for it (``kind.method``), in order; when the
     backend has no such method, each gets ``kind.failed`` saying so."""

@@ -102,54 +102,45 @@ class ScriptedBackend:
                 )
         return out
 
-    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
-        """Scripted reward-model outputs (logits), one entry per request."""
-        self.calls.append(len(requests))
-        if self._rewards is None:
-            raise RuntimeError("ScriptedBackend has no reward script (pass rewards=...)")
-        out: list[RewardScores] = []
-        for request in requests:
-            if self._record:
-                self.reward_requests.append(request)
-            answer = self._rewards(request)
-            out.append(answer if isinstance(answer, RewardScores) else RewardScores(tuple(answer), "stop"))
-        return out
-
     def describe(self) -> dict[str, str]:
         return {"engine": "scripted"}
 
-    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        """Scripted label log-probabilities, one entry per request."""
+    def _scripted(
+        self,
+        requests: Sequence[Any],
+        name: str,
+        record: list[Any],
+        answer: Callable[[Any, int], Any],
+    ) -> list[Any]:
+        """Each request's answer from the script ``name`` (``labels``, ``rewards``, ``states``): as scripted
+        when it is already the answer type, else ``answer(value, prompt chars)``."""
         self.calls.append(len(requests))
-        out: list[LabelScores] = []
+        script: Callable[[Any], Any] | None = getattr(self, f"_{name}")
+        if script is None:
+            raise RuntimeError(f"ScriptedBackend has no {name} script (pass {name}=...)")
+        out = []
         for request in requests:
             if self._record:
-                self.label_requests.append(request)
-            if self._labels is None:
-                raise RuntimeError("ScriptedBackend has no label script (pass labels=...)")
-            answer = self._labels(request)
-            if isinstance(answer, LabelScores):
-                out.append(answer)
-            else:
-                prompt_chars = sum(len(m.content) for m in request.messages)
-                out.append(LabelScores(dict(answer), "stop", prompt_tokens=prompt_chars))
+                record.append(request)
+            value = script(request)
+            given = isinstance(value, LabelScores | RewardScores | HiddenState)
+            out.append(value if given else answer(value, sum(len(m.content) for m in request.messages)))
         return out
+
+    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
+        """Scripted reward-model outputs (logits), one entry per request."""
+        made = lambda v, _n: RewardScores(tuple(v), "stop")  # noqa: E731
+        return self._scripted(requests, "rewards", self.reward_requests, made)
+
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        """Scripted label log-probabilities, one entry per request."""
+        made = lambda v, n: LabelScores(dict(v), "stop", prompt_tokens=n)  # noqa: E731
+        return self._scripted(requests, "labels", self.label_requests, made)
 
     def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
         """Scripted hidden states, one per request."""
-        self.calls.append(len(requests))
-        if self._states is None:
-            raise RuntimeError("ScriptedBackend has no state script (pass states=...)")
-        out: list[HiddenState] = []
-        for request in requests:
-            if self._record:
-                self.state_requests.append(request)
-            answer = self._states(request)
-            if not isinstance(answer, HiddenState):
-                prompt_chars = sum(len(m.content) for m in request.messages)
-                answer = HiddenState(np.asarray(answer, dtype=np.float32), "stop", prompt_tokens=prompt_chars)
-            out.append(answer)
-        return out
+        made = lambda v, n: HiddenState(np.asarray(v, dtype=np.float32), "stop", prompt_tokens=n)  # noqa: E731
+        return self._scripted(requests, "states", self.state_requests, made)
 
     def _next(self, request: GenerationRequest) -> Answer:
         if self._fn is not None:

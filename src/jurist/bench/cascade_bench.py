@@ -189,7 +189,7 @@ def bench_cascade(
             "cascade": {
                 "stages": [str(r) if not isinstance(r, Mapping) else "<python>" for r in job.refs],
                 "thresholds": list(job.settings.thresholds),
-                "calibration_labels": str(job.settings.calibration.labels)
+                "calibration_labels": job.settings.calibration.labels.describe("the input")
                 if job.settings.calibration
                 else None,
                 "abstain": job.settings.abstain,
@@ -262,7 +262,7 @@ def _measure(
     }
     if job.settings.calibration is not None:
         figures_of_cascade["agreement"] = agreement(
-            table.table, job.settings.calibration.labels, engine.id_column, [cascade, *judges]
+            table, job.settings.calibration.labels, [cascade, *judges]
         )
     return {
         "judge": judge_name,

@@ -13,7 +13,6 @@ the saving the cascade's report estimates from the last stage's cost per row on 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -22,6 +21,8 @@ import pyarrow.compute as pc
 from jurist.bench.measure import NOT_SENT, Counts
 from jurist.config.models import JudgeConfig
 from jurist.errors import InputError
+from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 
 MEASURED = (
     ("seconds", "seconds"),
@@ -158,19 +159,12 @@ def compare(entry: Mapping[str, Any], baseline: Mapping[str, Any]) -> dict[str, 
     }
 
 
-def agreement(
-    table: pa.Table, labels_file: Path, id_column: str | None, judges: Sequence[str]
-) -> dict[str, Any]:
-    """Agreement with the labels file (matched as calibration matches it: by the id column, else by
-    position) of the cascade's and each stage's verdicts over the benched rows."""
-    from jurist.analysis.human import agreement_report, labels_for_table
-    from jurist.analysis.label_file import read_label_table
+def agreement(results: ResultTable, labels: LabelSource, judges: Sequence[str]) -> dict[str, Any]:
+    """Agreement with the labels (matched to the results' ``row_id`` as calibration matches them to the
+    input's rows) of the cascade's and each stage's verdicts over the benched rows."""
+    from jurist.analysis.human import agreement_report
 
-    rows = read_label_table(labels_file)
-    matched = id_column if id_column in rows.column_names else None
-    matched = matched or next((c for c in ("row_id", "id") if c in rows.column_names), None)
-    labels = labels_for_table(table, file_rows=rows, file_id_column=matched)
-    report = agreement_report(table, labels, judges=list(judges))
+    report = agreement_report(results, labels.for_results(results).labels, judges=list(judges))
     return {
         name: {
             key: report[name][key]

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.backends.base import Backend, RequestFeed, StreamingBackend, call
+from jurist.backends.base import Backend, Forwarding, RequestFeed, StreamingBackend, call
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.reasoning import REASONING_CUT, REASONING_TOKENS
 from jurist.records import (
@@ -27,13 +27,7 @@ from jurist.records import (
     Completion,
     ConstraintKind,
     GenerationRequest,
-    HiddenState,
-    LabelRequest,
-    LabelScores,
     Request,
-    RewardRequest,
-    RewardScores,
-    StateRequest,
 )
 
 NOT_SENT = ("missing_input", "bad_input", "target_error")
@@ -66,7 +60,7 @@ class Record:
         )
 
 
-class Timed:
+class Timed(Forwarding):
     """A backend as the engine sees it, recording what it answers (see the module's docstring)."""
 
     def __init__(self, inner: Backend) -> None:
@@ -87,20 +81,14 @@ class Timed:
             self.record.add(completion)
         return completions
 
-    def _forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
+    def forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
         answers = call(self.inner, kind, requests)  # a backend without the method: errors, 0 tokens each
         for answer in answers:
             self.record.add(answer)
         return answers
 
-    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        return self._forward(LabelRequest, requests)  # type: ignore[return-value]
 
-    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
-        return self._forward(RewardRequest, requests)  # type: ignore[return-value]
 
-    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
-        return self._forward(StateRequest, requests)  # type: ignore[return-value]
 
     def describe(self) -> dict[str, Any]:
         method = getattr(self.inner, "describe", None)

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurist.analysis.labels import normalize_labels
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
 from jurist.judges.pairwise import ORDERS, PairwiseJudge, first_present
+from jurist.labels.vocabulary import normalize_labels
 from jurist.stats.baselines import baselines, compare_to_baselines
 from jurist.stats.share import Share
 

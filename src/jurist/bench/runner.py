@@ -7,8 +7,9 @@ optionally one row at a time over the first rows (the batched / one-row ratio), 
 (:func:`jurist.bench.measure.metrics`), the peak memory, and the machine. The model is closed before the next
 loads.
 
-With labels (one per row: ``jurist bench --labels`` or ``--label-column``), each measurement also reports
-the verdicts' quality against them (:mod:`jurist.bench.quality`: accuracy with a 95 % interval, and for
+With labels (a :class:`~jurist.labels.source.LabelSource` matched to the rows by their ids: ``jurist bench
+--labels``, ``--label-column`` or ``--verdicts``), each measurement also reports the verdicts' quality
+against them (:mod:`jurist.bench.quality`: accuracy with a 95 % interval, and for
 pairwise judges order consistency, the first-shown rate and both decision rules), from its last warm run.
 
 Modes: ``generation`` (decode the answer under the judge's constraint), ``logprobs`` (read the label
@@ -23,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import IO, Any
 
 from jurist.backends.base import Backend, describe
@@ -34,7 +36,9 @@ from jurist.config.models import JudgeConfig
 from jurist.engine.core import Engine
 from jurist.engine.metadata import environment
 from jurist.errors import ConfigError, JuristError
+from jurist.io.opening import open_source
 from jurist.judges.judge import Judge
+from jurist.labels.source import LabelSource
 from jurist.records import EngineUse
 
 MODES = ("generation", "logprobs", "reward")
@@ -45,9 +49,9 @@ PREFILL_ONLY = ("logprobs", "reward")  # nothing decoded: a valid row is an ok r
 @dataclass(frozen=True)
 class BenchSpec:
     """What to measure: judges (paths, built-in names or configs), models (None: each judge's own), modes,
-    rows (in memory), repeats, cold rows, the one-row loop's rows (0: none), config overrides, labels (one
-    per row, None for unlabelled rows; None: no quality report) and groups (one name per row: the quality
-    report per group too)."""
+    rows (in memory), repeats, cold rows, the one-row loop's rows (0: none), config overrides, labels (None:
+    no quality report; matched to the rows by their ids, :attr:`truth`) and ``by``, a column of the rows
+    whose values split the quality report."""
 
     judges: Sequence[str | JudgeConfig | Mapping[str, Any]]
     rows: Sequence[Mapping[str, Any]]
@@ -57,8 +61,8 @@ class BenchSpec:
     cold_rows: int = 8
     one_row: int = 0
     overrides: Mapping[str, Any] = field(default_factory=dict)
-    labels: Sequence[Any] | None = None
-    groups: Sequence[Any] | None = None
+    labels: LabelSource | None = None
+    by: str | None = None
 
     def check(self) -> None:
         unknown = [m for m in self.modes if m not in MODES]
@@ -68,10 +72,26 @@ class BenchSpec:
             raise ConfigError("no rows to measure")
         if self.repeat < 1:
             raise ConfigError(f"--repeat must be at least 1, got {self.repeat}")
-        if self.labels is not None and len(self.labels) != len(self.rows):
-            raise ConfigError(f"{len(self.labels)} labels for {len(self.rows)} rows: give one label per row")
-        if self.groups is not None and (self.labels is None or len(self.groups) != len(self.rows)):
-            raise ConfigError("groups need labels, and one group name per row")
+        if self.by is not None and self.labels is None:
+            raise ConfigError("groups (--by) need labels")
+        names = dict.fromkeys(k for row in self.rows for k in row)
+        if self.by is not None and self.by not in names:
+            raise ConfigError(f"--by {self.by!r}: the input has no such column ({', '.join(names)})")
+        _ = self.truth  # the labels read and matched now, before any model loads
+
+    @cached_property
+    def truth(self) -> list[Any] | None:
+        """One label per row (None where a row has none), read once; None without labels."""
+        return None if self.labels is None else self.labels.for_rows(self.rows)
+
+
+def bench_spec(input: str, count: int, **fields: Any) -> BenchSpec:
+    """``jurist bench``'s spec over the first ``count`` rows of ``input`` (any dataset jurist reads), with
+    ``fields`` of :class:`BenchSpec` (its labels matched to these rows by their ids), checked."""
+    table, _ = open_source(input).read_all()
+    spec = BenchSpec(rows=table.slice(0, count).to_pylist(), **fields)
+    spec.check()
+    return spec
 
 
 def machine() -> dict[str, Any]:
@@ -255,13 +275,12 @@ class Bench:
             )
         entry["warm"] = min(runs, key=lambda r: r["seconds"])
         entry["runs"] = runs
-        if spec.labels is not None:
-            judge = engine.judges[0]
-            entry["quality"] = quality(judge, last["outputs"][judge.name], spec.labels, rows)
-            if spec.groups is not None:
-                entry["quality_by_group"] = quality_by_group(
-                    judge, last["outputs"][judge.name], spec.labels, spec.groups, rows
-                )
+        if spec.truth is not None:
+            judge, outputs = engine.judges[0], last["outputs"][engine.judges[0].name]
+            entry["quality"] = quality(judge, outputs, spec.truth, rows)
+            if spec.by is not None:
+                groups = [row.get(spec.by) for row in rows]
+                entry["quality_by_group"] = quality_by_group(judge, outputs, spec.truth, groups, rows)
         if spec.one_row:
             loop_rows = rows[: spec.one_row]
             reset()

@@ -1,12 +1,12 @@
 """Calibrating a cascade's thresholds on labelled rows of the input, before the run judges the rest.
 
-The labels file (any format jurist reads) holds a label per row and, to match rows, the input's id column
-(``--id-column``, else ``row_id``, else ``id``); without one its rows match the input's by position
-(LLMBar's JSON files). Every stage judges every labelled row once; each stage's threshold is then chosen
-by fixed-sequence testing with an exact binomial bound (:func:`~jurist.stats.selective.calibrate_cascade`).
-The result is kept beside the output (``<output>.calibration.json``, keyed by the stages, the labels, the
-input and the settings), so that a rerun (a resume after a crash, or a finished run found complete) does
-not judge the labelled rows again.
+The labels (a :class:`~jurist.labels.source.LabelSource`: a labels file in any format jurist reads, a
+label column of the input, or another run's verdicts) are matched to the input's rows by its one id rule,
+on the ids the run gives the rows (:func:`~jurist.engine.plan.chunk_row_ids`). Every stage judges every
+labelled row once; each stage's threshold is then chosen by fixed-sequence testing with an exact binomial
+bound (:func:`~jurist.stats.selective.calibrate_cascade`). The result is kept beside the output
+(``<output>.calibration.json``, keyed by the stages, the labels, the input and the settings), so that a
+rerun (a resume after a crash, or a finished run found complete) does not judge the labelled rows again.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from jurist.analysis.human import normalize_labels
-from jurist.analysis.label_file import read_label_file
 from jurist.cascade.confidence import confidence_of, verdict_of
 from jurist.cascade.engine import CascadeEngine
 from jurist.config.cascade import CalibrationSettings, CascadePlan
-from jurist.engine.plan import ID_COLUMNS, chunk_row_ids
+from jurist.engine.plan import chunk_row_ids
 from jurist.engine.spec import Selection
 from jurist.engine.stream import judge_chunks
 from jurist.errors import InputError
 from jurist.io.sources import Chunk
+from jurist.labels.source import LabelSource
+from jurist.labels.vocabulary import normalize_labels
 from jurist.stats.selective import ThresholdChoice, calibrate_cascade, check_enough_labels
 
 
@@ -40,7 +40,6 @@ def calibrate(
     engine: CascadeEngine, rows: Selection, settings: CalibrationSettings, cache: Path | None = None
 ) -> tuple[CascadePlan, list[str]]:
     """The engine's plan with calibrated thresholds, and notes for people (stages that keep nothing)."""
-    labels = _labels(settings, engine.id_column)
     source = rows.open(engine.id_column)
     key = _key(engine, source.identity(), settings, rows)
     if cache is not None and cache.is_file():
@@ -50,7 +49,7 @@ def calibrate(
             kept = {}
         if kept.get("key") == key:
             return _plan(engine, kept["thresholds"], kept["calibration"]), list(kept["notes"])
-    chunk, truth = _labelled_rows(engine, source, labels, settings)
+    chunk, truth = _labelled_rows(engine, source, settings.labels)
     thresholded = len(engine.judges) if engine.plan.abstain else len(engine.judges) - 1
     check_enough_labels(chunk.num_rows, settings.target, settings.delta, thresholded)
     pairwise = engine.judges[0].kind.kind_name == "pairwise"
@@ -80,7 +79,7 @@ def calibrate(
     thresholds = [c.threshold if c is not None else None for c in choices]
     calibration = {
         "method": "fixed-sequence testing with an exact binomial (Clopper-Pearson) bound",
-        "labels": str(settings.labels),
+        "labels": settings.labels.describe("the input"),
         "labelled_rows": chunk.num_rows,
         "target_agreement": settings.target,
         "delta": settings.delta,
@@ -130,52 +129,45 @@ def _notes(
     return notes
 
 
-def _labels(settings: CalibrationSettings, id_column: str | None) -> dict[str, Any]:
-    """Row id -> label, from the labels file (:func:`~jurist.analysis.labels.read_label_file`)."""
-    return read_label_file(settings.labels, settings.label_column, id_column, ID_COLUMNS)
-
-
-def _labelled_rows(
-    engine: CascadeEngine, source: Any, labels: dict[str, Any], settings: CalibrationSettings
-) -> tuple[Chunk, list[Any]]:
+def _labelled_rows(engine: CascadeEngine, source: Any, labels: LabelSource) -> tuple[Chunk, list[Any]]:
     """The input rows that have a label, as one chunk, and their labels."""
+    keyed = None if labels.own_column is not None else labels.read(engine.id_column)
     tables: list[pa.Table] = []
     numbers: list[int] = []
     errors: dict[int, str] = {}
     truth: list[Any] = []
+    seen: list[str] = []
     for chunk in source.chunks(engine.chunk_size):
         ids = chunk_row_ids(chunk, engine.id_column)
-        chosen = [i for i, row_id in enumerate(ids) if row_id in labels]
-        if not chosen:
-            continue
-        positions = chunk.numbers
+        seen += ids[: 3 - len(seen)]
+        if keyed is None:
+            found = labels.for_rows(chunk.table.to_pylist())
+        else:
+            found = [keyed.labels.get(i) for i in ids]
+        chosen = [i for i, label in enumerate(found) if label is not None]
         for index in chosen:
             if index in chunk.errors:
                 errors[len(numbers)] = chunk.errors[index]
-            numbers.append(positions[index])
-            truth.append(labels[ids[index]])
-        tables.append(chunk.table.take(chosen))
-    if not tables:
-        sample = ", ".join(list(labels)[:3])
-        raise InputError(
-            f"matches no row of the input {source.source} (label ids such as {sample}; rows are matched by "
-            f"{engine.id_column or 'row_id / id'} or, without one, by position)",
-            source=str(settings.labels),
-        )
+            numbers.append(chunk.numbers[index])
+            truth.append(found[index])
+        tables += [chunk.table.take(chosen)] if chosen else []
+    if not truth:
+        if keyed is None:
+            raise InputError(f"no row of the input {source.source} has a label in {labels.describe()}")
+        raise keyed.no_match(seen, f"the input {source.source}")
     return Chunk(pa.concat_tables(tables), 0, errors, numbers), truth
 
 
 def _key(
     engine: CascadeEngine, identity: dict[str, Any], settings: CalibrationSettings, rows: Selection
 ) -> str:
-    digest = hashlib.sha256(Path(settings.labels).read_bytes()).hexdigest()
     payload = {
         "stages": [j.config.model_dump(mode="json") for j in engine.judges],
         "abstain": engine.plan.abstain,
         "input": identity,
         "rows": rows.decisive(),
-        "labels": digest,
-        "settings": {"target": settings.target, "delta": settings.delta, "column": settings.label_column},
+        "labels": settings.labels.identity(),
+        "settings": {"target": settings.target, "delta": settings.delta},
         "id_column": engine.id_column,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]

@@ -12,35 +12,33 @@ import pyarrow as pa
 import typer
 
 from jurist.analysis.human import agreement_report, format_report
-from jurist.analysis.labels import is_pairwise, normalize_labels, parse_label_map, result_labels
 from jurist.analysis.outcomes import reasoning_counts
 from jurist.cli.common import fail
-from jurist.cli.options import JsonOpt, LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, ResultsArg
+from jurist.cli.options import JsonOpt, ResultsArg, label_options
 from jurist.engine.run_text import format_info
 from jurist.engine.summary import num
 from jurist.errors import JuristError
 from jurist.io.parts import read_metadata, running_metadata
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
+from jurist.labels.vocabulary import is_pairwise, normalize_labels
 from jurist.stats.calibration import fit
 
 
+@label_options(required=True)
 def agree(
     results: ResultsArg,
-    labels: LabelsOpt = None,
-    label_column: LabelColumnOpt = None,
-    labels_id_column: LabelsIdOpt = None,
-    label_map: LabelMapOpt = None,
+    labels: LabelSource,
     judge: Annotated[
         list[str] | None, typer.Option(help="Only these judges (default: all in the table).")
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Agreement of each judge (and the panel) with human labels: accuracy, kappa, order consistency."""
+    """Agreement of each judge (and the panel) with human labels, or with another run's verdicts
+    (--verdicts): accuracy, kappa, order consistency."""
     try:
         table = ResultTable.open(results)
-        truth = result_labels(table, labels, label_column, labels_id_column)
-        assert truth is not None
-        report = agreement_report(table, truth, judges=judge, label_map=parse_label_map(label_map))
+        report = agreement_report(table, labels.for_results(table).labels, judges=judge)
     except JuristError as exc:
         fail(exc)
     if json_out:
@@ -50,15 +48,13 @@ def agree(
         typer.echo(format_report(report))
 
 
+@label_options(required=True)
 def calibrate(
     results: ResultsArg,
     column: Annotated[
         str, typer.Option(help="The probability column, e.g. truthfulness.judgment_p.Yes or j.p_a.")
     ],
-    labels: LabelsOpt = None,
-    label_column: LabelColumnOpt = None,
-    labels_id_column: LabelsIdOpt = None,
-    label_map: LabelMapOpt = None,
+    labels: LabelSource,
     positive: Annotated[
         str | None, typer.Option(help="The label value that counts as positive (default: a / true).")
     ] = None,
@@ -77,9 +73,7 @@ def calibrate(
         owner = table.owner(column)
         judge = owner.name if owner is not None else column.split(".", 1)[0]
         pairwise = owner is not None and is_pairwise(table, owner)
-        raw_labels = result_labels(table, labels, label_column, labels_id_column)
-        assert raw_labels is not None
-        truth = normalize_labels(raw_labels, pairwise, parse_label_map(label_map))
+        truth = normalize_labels(labels.for_results(table).labels, pairwise)
         wanted: Any = positive if positive is not None else ("a" if pairwise else True)
         if positive is not None and not pairwise and positive.lower() in ("true", "false", "yes", "no"):
             wanted = positive.lower() in ("true", "yes")

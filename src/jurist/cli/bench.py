@@ -9,16 +9,15 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from jurist.analysis.labels import labels_for_rows
 from jurist.bench.cascade_bench import CascadeBench, bench_cascade
 from jurist.bench.cost import Prices, add_costs, parse_token_prices
 from jurist.bench.report import summary_lines, write
-from jurist.bench.runner import BenchSpec, run_bench
+from jurist.bench.runner import BenchSpec, bench_spec, run_bench
 from jurist.cli.cascade import (
+    CALIBRATION,
     AbstainOpt,
     CascadeOpt,
     DeltaOpt,
-    LabelsOpt,
     OptionalConfigOpt,
     TargetOpt,
     ThresholdOpt,
@@ -26,12 +25,14 @@ from jurist.cli.cascade import (
 )
 from jurist.cli.common import fail, overrides
 from jurist.cli.console import run_console
-from jurist.cli.options import EngineOpt, QuietOpt, VerboseOpt
+from jurist.cli.options import EngineOpt, QuietOpt, VerboseOpt, label_options
 from jurist.errors import ConfigError, JuristError
-from jurist.io.opening import open_source
+from jurist.labels.source import LabelSource
 from jurist.models.resolve import prepare_models
 
 
+@label_options()
+@label_options(CALIBRATION)
 def bench(
     ctx: typer.Context,
     input: Annotated[str, typer.Option("--input", "-i", help="Rows to judge (any dataset jurist reads).")],
@@ -74,7 +75,7 @@ def bench(
     abstain: AbstainOpt = False,
     target_agreement: TargetOpt = None,
     delta: DeltaOpt = None,
-    calibration_labels: LabelsOpt = None,
+    calibration_labels: LabelSource | None = None,
     baseline: Annotated[
         bool,
         typer.Option(
@@ -82,20 +83,7 @@ def bench(
             help="Cascade: also measure the last stage alone over the same rows (rows/s as a ratio).",
         ),
     ] = True,
-    labels: Annotated[
-        Path | None,
-        typer.Option(
-            "--labels",
-            help="Human labels, one per input row by position (e.g. an LLMBar JSON file): the verdicts' "
-            "accuracy with a 95 % interval beside the majority-label baseline (pairwise: also first shown, "
-            "longer and shorter answer wins), and for pairwise judges order consistency, first-shown rate "
-            "and both decisions.",
-        ),
-    ] = None,
-    label_column: Annotated[
-        str | None,
-        typer.Option(help="The label column (of --labels, default 'label'; without --labels, of the input)."),
-    ] = None,
+    labels: LabelSource | None = None,
     by: Annotated[
         str | None, typer.Option(help="With labels: an input column whose values split the quality report.")
     ] = None,
@@ -109,6 +97,10 @@ def bench(
     With --cascade per stage (and --threshold or --calibration-labels): the cascade, run as `jurist judge`
     runs it, is one entry ("cascade: a -> b", with its shares per stage and compute saved; its results in
     OUTPUT/cascade.parquet), and its last stage alone over the same rows another (--no-baseline: not).
+
+    With labels (--labels, --label-column or --verdicts, matched to the rows by their ids), the verdicts'
+    accuracy with a 95 % interval beside the majority-label baseline (pairwise: also first shown, longer and
+    shorter answer wins), and for pairwise judges order consistency, first-shown rate and both decisions.
     """
     if not config and not cascade:
         fail(JuristError("give a judge: --config (or --cascade per stage)"))
@@ -143,34 +135,19 @@ def bench(
             job.check()
             measure = partial(_cascade, job)
         else:
-            table, _ = open_source(input).read_all()
-            records = table.slice(0, rows).to_pylist()
-            truth = (
-                None
-                if labels is None and label_column is None
-                else labels_for_rows(
-                    [str(i) for i in range(len(records))],
-                    rows=table.slice(0, rows),
-                    path=labels,
-                    column=label_column,
-                )
-            )
-            if by is not None and by not in table.column_names:
-                names = ", ".join(table.column_names)
-                raise ConfigError(f"--by {by!r}: the input has no such column ({names})")
-            spec = BenchSpec(
+            spec = bench_spec(
+                input,
+                rows,
                 judges=list(config or ()),
-                rows=records,
                 models=list(model) if model else [None],
                 modes=[m.strip().lower() for m in (modes or "generation").split(",") if m.strip()],
                 repeat=repeat,
                 cold_rows=cold_rows,
                 one_row=one_row_rows if one_row else 0,
                 overrides=settings,
-                labels=truth,
-                groups=[r.get(by) for r in records] if by is not None and truth is not None else None,
+                labels=labels,
+                by=by,
             )
-            spec.check()
             prepare_models(model or [])  # GGUF files converted now, their progress on the terminal
             measure = partial(_judges, spec)
         output.mkdir(parents=True, exist_ok=True)

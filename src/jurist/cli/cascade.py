@@ -3,7 +3,6 @@ options, and the stages and settings they give (:func:`cascade_from_cli`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -12,6 +11,7 @@ from jurist.cascade.confidence import confidence_source
 from jurist.config.cascade import CalibrationSettings, CascadeSettings, read_cascade_file
 from jurist.errors import ConfigError, InputError, JuristError
 from jurist.judges.judge import Judge
+from jurist.labels.source import LabelSource
 
 DEFAULT_TARGET = CalibrationSettings.target
 DEFAULT_DELTA = CalibrationSettings.delta
@@ -55,14 +55,9 @@ DeltaOpt = Annotated[
         "--delta", help=f"Cascade: chance the agreement guarantee may fail (default {DEFAULT_DELTA})."
     ),
 ]
-LabelsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--calibration-labels",
-        help="Cascade: labelled rows of the input (a 'label' column; matched by row id, else by position) "
-        "on which the thresholds are calibrated.",
-    ),
-]
+CALIBRATION = "calibration"
+"""The prefix of the cascade's label options (``--calibration-labels``, ``--calibration-verdicts``, ...:
+the labelled rows of the input its thresholds are calibrated on; :func:`jurist.cli.options.label_options`)."""
 
 
 def cascade_from_cli(
@@ -71,7 +66,7 @@ def cascade_from_cli(
     abstain: bool,
     target: float | None,
     delta: float | None,
-    labels: Path | None,
+    labels: LabelSource | None,
 ) -> tuple[list[Any], CascadeSettings] | None:
     """The stages and settings of a cascade: ``--cascade`` per stage with the options, or one cascade file
     (:mod:`jurist.config.cascade`), which then sets thresholds, calibration and abstaining itself. None
@@ -88,7 +83,7 @@ def cascade_from_cli(
                     ("--abstain", abstain),
                     ("--target-agreement", target is not None),
                     ("--delta", delta is not None),
-                    ("--calibration-labels", labels),
+                    ("the --calibration-* label options", labels),
                 )
                 if value
             ]
@@ -98,11 +93,7 @@ def cascade_from_cli(
                     f"drop {', '.join(given)}"
                 )
             cal = described.calibration
-            calibration = None
-            if cal is not None:
-                calibration = CalibrationSettings(
-                    Path(cal.labels), cal.target_agreement, cal.delta, cal.label_column
-                )
+            calibration = cal.settings() if cal is not None else None
             return list(described.stages), CascadeSettings(
                 tuple(described.thresholds), calibration, described.abstain
             )

@@ -11,15 +11,16 @@ from typing import Annotated
 import typer
 
 from jurist.analysis.evidence_text import format_comparison
-from jurist.analysis.labels import apply_label_map, check_label_rows, result_labels
 from jurist.cli.common import fail
-from jurist.cli.options import JsonOpt, LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt
+from jurist.cli.options import JsonOpt, label_options
 from jurist.errors import JuristError
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 
 ShownOpt = Annotated[int, typer.Option(min=0, help="How many row ids the text shows per flip (JSON: all).")]
 
 
+@label_options()
 def compare(
     results_a: Annotated[Path, typer.Argument(help="The first result table (A).")],
     results_b: Annotated[Path, typer.Argument(help="The second result table (B), over the same rows.")],
@@ -28,10 +29,7 @@ def compare(
     ] = None,
     judge_a: Annotated[str | None, typer.Option(help="The judge of A (overrides --judge).")] = None,
     judge_b: Annotated[str | None, typer.Option(help="The judge of B (overrides --judge).")] = None,
-    labels: LabelsOpt = None,
-    label_column: LabelColumnOpt = None,
-    labels_id_column: LabelsIdOpt = None,
-    label_map: LabelMapOpt = None,
+    labels: LabelSource | None = None,
     confidence: Annotated[float, typer.Option(help="The intervals' confidence level.")] = 0.95,
     shown: ShownOpt = 10,
     json_out: JsonOpt = False,
@@ -45,15 +43,13 @@ def compare(
 
     try:
         first, second = ResultTable.open(results_a), ResultTable.open(results_b)
-        truth = result_labels(first, labels, label_column, labels_id_column, required=False)
-        if labels is not None:
-            check_label_rows(first, labels, labels_id_column)
+        truth = None if labels is None else labels.for_results(first, held_only=True).labels
         report = compare_tables(
             first,
             second,
             judge_a=judge_a or judge,
             judge_b=judge_b or judge,
-            labels=None if truth is None else apply_label_map(truth, label_map),
+            labels=truth,
             confidence=confidence,
             sources=(str(results_a), str(results_b)),
         )

@@ -16,22 +16,20 @@ from typing import Annotated
 import typer
 
 from jurist.analysis.evidence_text import format_audit, format_estimate
-from jurist.analysis.labels import apply_label_map, read_result_labels, result_labels
 from jurist.cli.common import fail
-from jurist.cli.options import JsonOpt, LabelColumnOpt, LabelMapOpt, LabelsIdOpt, LabelsOpt, ResultsArg
+from jurist.cli.options import JsonOpt, ResultsArg, label_options
 from jurist.errors import JuristError
 from jurist.io.results import ResultTable
+from jurist.labels.source import LabelSource
 
 JudgeOpt = Annotated[list[str] | None, typer.Option(help="Only these judges (default: all in the table).")]
 ConfidenceOpt = Annotated[float, typer.Option(help="The intervals' confidence level.")]
 
 
+@label_options(required=True)
 def estimate(
     results: ResultsArg,
-    labels: LabelsOpt = None,
-    label_column: LabelColumnOpt = None,
-    labels_id_column: LabelsIdOpt = None,
-    label_map: LabelMapOpt = None,
+    labels: LabelSource,
     judge: JudgeOpt = None,
     column: Annotated[
         str | None, typer.Option(help="Estimate from this column of the judge (default: its score).")
@@ -57,20 +55,20 @@ def estimate(
     means and the effective number of labels gained; with --agreement, of the judge's agreement with the
     labels. Rows without a score or verdict (failed, abstained) are left out and counted. The labelled rows
     must be a random sample of the judged rows (PPI's guarantee rests on it); labels join by row id as in
-    `jurist agree`. Labels that `jurist label` chose with unequal probabilities (--strategy active) are
-    weighted by the inverse of the probability recorded with each, which keeps the interval valid."""
+    `jurist agree` (--verdicts: a bigger judge's verdicts as the labels). Labels that `jurist label` chose
+    with unequal probabilities (--strategy active) are weighted by the inverse of the probability recorded
+    with each, which keeps the interval valid."""
     from jurist.analysis.estimate import estimate_judge  # scipy: loaded by the commands that use it
 
     try:
         table = ResultTable.open(results)
         names = _judges(table, judge, column)
-        truth, chances = read_result_labels(table, labels, label_column, labels_id_column)
-        mapped = apply_label_map(truth, label_map)
+        truth, chances = labels.for_results(table)
         report = {
             name: estimate_judge(
                 table,
                 name,
-                mapped,
+                truth,
                 column=column,
                 confidence=confidence,
                 by=by,
@@ -88,12 +86,10 @@ def estimate(
     typer.echo(json.dumps(report, indent=2) if json_out else format_estimate(report))
 
 
+@label_options()
 def audit(
     results: ResultsArg,
-    labels: LabelsOpt = None,
-    label_column: LabelColumnOpt = None,
-    labels_id_column: LabelsIdOpt = None,
-    label_map: LabelMapOpt = None,
+    labels: LabelSource | None = None,
     judge: JudgeOpt = None,
     response_column: Annotated[
         str | None, typer.Option(help="The judged response (default: response, output, answer, completion).")
@@ -119,8 +115,7 @@ def audit(
     try:
         table = ResultTable.open(results)
         names = _judges(table, judge, None)
-        truth = result_labels(table, labels, label_column, labels_id_column, required=False)
-        mapped = None if truth is None else apply_label_map(truth, label_map)
+        truth = None if labels is None else labels.for_results(table).labels
         report = {}
         for name in names:
             options = default_responses(table, table.judge(name))
@@ -136,19 +131,17 @@ def audit(
                 confidence=confidence,
                 seed=seed,
             )
-            report[name] = audit_judge(table, name, mapped, options)
+            report[name] = audit_judge(table, name, truth, options)
     except JuristError as exc:
         fail(exc)
     typer.echo(json.dumps(report, indent=2, default=str) if json_out else format_audit(report))
 
 
+@label_options()
 def report(
     results: ResultsArg,
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the HTML report.")],
-    labels: LabelsOpt = None,
-    label_column: LabelColumnOpt = None,
-    labels_id_column: LabelsIdOpt = None,
-    label_map: LabelMapOpt = None,
+    labels: LabelSource | None = None,
     judge: JudgeOpt = None,
     confidence: ConfidenceOpt = 0.95,
     worst: Annotated[int, typer.Option(help="How many least confident or failed rows to show.")] = 20,
@@ -172,9 +165,6 @@ def report(
     try:
         options = ReportOptions(
             labels=labels,
-            label_column=label_column,
-            labels_id_column=labels_id_column,
-            label_map=label_map,
             judges=tuple(judge or ()),
             confidence=confidence,
             worst=worst,

@@ -16,10 +16,10 @@ import typer
 from jurist.analysis.filtering import FilterRules, filter_file
 from jurist.backends import check_engine_params
 from jurist.cli.cascade import (
+    CALIBRATION,
     AbstainOpt,
     CascadeOpt,
     DeltaOpt,
-    LabelsOpt,
     OptionalConfigOpt,
     TargetOpt,
     ThresholdOpt,
@@ -71,6 +71,7 @@ from jurist.cli.options import (
     SummaryJsonOpt,
     VerboseOpt,
     WorkerDeathOpt,
+    label_options,
 )
 from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
@@ -87,6 +88,7 @@ from jurist.io.lock import OutputLock
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge
 from jurist.judges.outputs import JudgeOutput
+from jurist.labels.source import LabelSource
 from jurist.launch import Launch, Placement, emit, launch
 from jurist.models.resolve import prepare_models
 from jurist.records import ALL_CONSTRAINT_KINDS
@@ -95,6 +97,7 @@ from jurist.stats.calibration import Calibration
 logger = logging.getLogger("jurist")
 
 
+@label_options(CALIBRATION)
 def judge_dataset(
     ctx: typer.Context,
     input: DatasetOpt,
@@ -131,7 +134,7 @@ def judge_dataset(
     abstain: AbstainOpt = False,
     target_agreement: TargetOpt = None,
     delta: DeltaOpt = None,
-    calibration_labels: LabelsOpt = None,
+    calibration_labels: LabelSource | None = None,
     on_worker_death: WorkerDeathOpt = "stop",
     max_runtime: MaxRuntimeOpt = None,
     emit_batch: EmitBatchOpt = None,

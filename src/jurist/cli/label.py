@@ -62,8 +62,8 @@ def label(
     except ImportError as exc:
         needed = "jurist label serves its page with starlette and uvicorn: pip install 'jurist[label]'"
         fail(JuristError(f"{needed} ({exc})"))
-    from jurist.analysis.label_file import Strategy
     from jurist.labelling.desk import Desk, DeskOptions
+    from jurist.labels.file import Strategy
 
     try:
         if strategy not in STRATEGIES:

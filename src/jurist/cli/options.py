@@ -1,12 +1,20 @@
-"""Command-line options, each declared once: the ones several commands share, and ``judge dataset``'s (its
-function only lists them)."""
+"""Command-line options, each declared once: the ones several commands share, ``judge dataset``'s (its
+function only lists them), and the label options of every command that reads labels
+(:func:`label_options`)."""
 
 from __future__ import annotations
 
+import inspect
+import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
+
+from jurist.cli.common import fail
+from jurist.errors import JuristError
+from jurist.labels.source import LabelSource
 
 # ------------------------------------------------------------------------------- shared by commands
 ResultsArg = Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")]
@@ -126,18 +134,63 @@ FromBatchResultsOpt = Annotated[
         "the model in rounds (a reasoning phase, RAG): one results file per round."
     ),
 ]
-LabelsOpt = Annotated[
-    Path | None,
-    typer.Option(help="A file with human labels (e.g. an LLMBar JSON file), by row id or position."),
-]
-LabelColumnOpt = Annotated[
-    str | None, typer.Option(help="The label column (in the results, or in --labels; default 'label').")
-]
-LabelsIdOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Row-id column of the labels file (default: its row_id column, as `jurist label` writes, or "
-        "else its row positions 0, 1, ...)."
-    ),
-]
-LabelMapOpt = Annotated[str | None, typer.Option(help="Map label values, e.g. '1=a,2=b'.")]
+
+# ------------------------------------------------------------------------------- labels
+LABEL_OPTIONS = (  # (option, LabelSource field, takes a path, help)
+    ("labels", "file", True, "A labels file (`jurist label`'s, an LLMBar JSON file, a CSV, ...)."),
+    ("label-column", "column", False, "The label column: of --labels (default 'label'), else of the rows."),
+    ("labels-id-column", "id_column", False, "Id column of --labels (default: row_id, id, else positions)."),
+    ("label-map", "label_map", False, "Map label values, e.g. '1=a,2=b'."),
+    ("verdicts", "verdicts", True, "A results file whose verdicts are the labels (matched by row_id)."),
+    ("verdict-judge", "verdict_judge", False, "The judge of --verdicts (default: its only one)."),
+)
+OptionalPath = Path | None
+OptionalText = str | None
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def label_options(prefix: str = "", *, required: bool = False) -> Callable[[Command], Command]:
+    """Declare the label options once: a command's parameter ``labels`` (``<prefix>_labels``) becomes
+    ``--labels``, ``--label-column``, ``--labels-id-column``, ``--label-map``, ``--verdicts`` and
+    ``--verdict-judge`` (``--<prefix>-labels``, ...) in the signature typer reads, and the command gets one
+    :class:`~jurist.labels.source.LabelSource` built from them: None when none is given, unless
+    ``required``. Options that do not go together exit 2, named."""
+    flag = f"--{prefix}-" if prefix else "--"
+    target = f"{prefix}_labels" if prefix else "labels"
+    keys = [(flag + option)[2:].replace("-", "_") for option, *_ in LABEL_OPTIONS]
+    lead = f"{prefix.capitalize()}: " if prefix else ""
+
+    def spelled(text: str) -> str:
+        return re.sub(r"--(?=label|verdict)", flag, text)
+
+    def added(old: inspect.Parameter) -> list[inspect.Parameter]:
+        out = []
+        for key, (option, _, path, text) in zip(keys, LABEL_OPTIONS, strict=True):
+            info = typer.Option(flag + option, help=lead + spelled(text))
+            hint = Annotated[OptionalPath, info] if path else Annotated[OptionalText, info]
+            out.append(old.replace(name=key, default=None, annotation=hint))
+        return out
+
+    def wrap(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        params = [
+            new
+            for old in signature.parameters.values()
+            for new in (added(old) if old.name == target else [old])
+        ]
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            given = {field: kwargs.pop(key) for key, (_, field, *_) in zip(keys, LABEL_OPTIONS, strict=True)}
+            try:
+                wanted = required or any(v is not None for v in given.values())
+                kwargs[target] = LabelSource(**given) if wanted else None
+            except JuristError as exc:
+                fail(JuristError(spelled(str(exc))))
+            return command(*args, **kwargs)
+
+        for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(run, attribute, getattr(command, attribute))
+        run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        return cast(Command, run)
+
+    return wrap

@@ -9,29 +9,23 @@ from typing import Annotated
 
 import typer
 
-from jurist.cli.common import InputOpt, fail, overrides
-from jurist.cli.options import JsonOpt, LabelColumnOpt, LabelsIdOpt, LabelsOpt, ModelOpt
+from jurist.cli.common import ConfigOpt, InputOpt, fail, overrides
+from jurist.cli.options import IdColumnOpt, JsonOpt, ModelOpt, label_options
 from jurist.errors import JuristError
+from jurist.labels.source import LabelSource
 
 app = typer.Typer(help="Probe heads: judges that learn from labels.", no_args_is_help=True)
 
 
+@label_options(required=True)
 def fit(
     ctx: typer.Context,
-    config: Annotated[
-        str, typer.Option("--config", "-c", help="The judge config (YAML path or built-in name).")
-    ],
+    config: ConfigOpt,
     input: InputOpt,
     output: Annotated[Path, typer.Option("--output", "-o", help="The head file to write (JSON).")],
+    labels: LabelSource,
     model: ModelOpt = None,
-    labels: LabelsOpt = None,
-    label_column: LabelColumnOpt = None,
-    labels_id_column: LabelsIdOpt = None,
-    id_column: Annotated[str | None, typer.Option(help="Input column the labels file's ids match.")] = None,
-    verdicts: Annotated[
-        Path | None, typer.Option(help="Fit on a results file's verdicts instead (distil a bigger judge).")
-    ] = None,
-    verdict_judge: Annotated[str | None, typer.Option(help="The judge of --verdicts to learn from.")] = None,
+    id_column: IdColumnOpt = None,
     layers: Annotated[
         str | None, typer.Option(help="Layers to choose from, e.g. '8,12,16' (default: a grid).")
     ] = None,
@@ -40,7 +34,8 @@ def fit(
     batch_size: Annotated[int | None, typer.Option(help="Prompts per forward pass.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit a probe head on the judge model's hidden states from labelled rows, and say how good it is.
+    """Fit a probe head on the judge model's hidden states from labelled rows (or a bigger judge's verdicts:
+    --verdicts), and say how good it is.
 
     The head reads the prompt the judge reads in LOGPROBS scoring; judge with it by `--judge_params.scoring
     PROBE --judge_params.probe HEAD`. Every number printed is measured on rows the head did not see (nested
@@ -50,21 +45,19 @@ def fit(
     from jurist.probe.job import ProbeFit, fit_probe
     from jurist.probe.text import format_fit
 
+    if len(config) != 1:
+        fail(JuristError(f"a probe head is fitted for one judge: give one --config, not {len(config)}"))
     try:
         chosen = tuple(int(x) for x in layers.split(",")) if layers else None
     except ValueError:
         fail(JuristError(f"--layers: comma-separated layer numbers, not {layers!r}"))
     job = ProbeFit(
-        config=config,
+        config=config[0],
         input=input,
         output=output,
         overrides=overrides(ctx, model),
-        label_column=label_column,
         labels=labels,
-        labels_id_column=labels_id_column,
         id_column=id_column,
-        verdicts=verdicts,
-        verdict_judge=verdict_judge,
         layers=chosen,
         settings=FitSettings(folds=folds, seed=seed),
         batch_size=batch_size,

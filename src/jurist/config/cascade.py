@@ -6,7 +6,8 @@
       stages: [small.yaml, big.yaml]   # judge configs in order: paths (relative to this file), built-in
                                        # names, or configs written inline
       thresholds: [0.85]               # by hand: one per stage but the last (one per stage with abstain)
-      # or calibrated on labelled rows of the input (paths relative to this file):
+      # or calibrated on labelled rows of the input (paths relative to this file; or verdicts: a
+      # results file whose verdicts are the labels, with verdict_judge):
       # calibration: {labels: labelled.jsonl, target_agreement: 0.9, delta: 0.1}
       abstain: false
 
@@ -30,6 +31,7 @@ from jurist.config.loading import format_validation_error, load_judge_config, re
 from jurist.config.models import JudgeConfig
 from jurist.config.types import StrictModel
 from jurist.errors import ConfigError, InputError
+from jurist.labels.source import LabelSource
 
 CASCADE_KEY = "cascade"
 CASCADE = "cascade"
@@ -37,15 +39,37 @@ CASCADE = "cascade"
 
 
 class CascadeCalibration(StrictModel):
-    """Thresholds calibrated on labelled rows of the input (``--calibration-labels`` and its options)."""
+    """Thresholds calibrated on labelled rows of the input (``--calibration-labels`` and its options): the
+    labels as :class:`~jurist.labels.source.LabelSource` takes them."""
 
-    labels: str = Field(description="The labelled rows: a file jurist reads, relative to the cascade file.")
+    labels: str | None = Field(
+        default=None, description="The labelled rows: a file jurist reads, relative to the cascade file."
+    )
     target_agreement: float = Field(default=0.9, gt=0.0, lt=1.0)
     """The agreement with the labels kept verdicts must reach."""
     delta: float = Field(default=0.1, gt=0.0, lt=1.0)
     """The chance the guarantee may fail."""
-    label_column: str = "label"
-    """The labels file's label column."""
+    label_column: str | None = None
+    labels_id_column: str | None = None
+    label_map: str | None = None
+    verdicts: str | None = None
+    verdict_judge: str | None = None
+    """The label column, the labels file's id column, a label map (``1=a,2=b``), or a results file whose
+    verdicts are the labels (relative to the cascade file) and its judge: as ``--calibration-label-column``,
+    ``--calibration-labels-id-column``, ``--calibration-label-map``, ``--calibration-verdicts`` and
+    ``--calibration-verdict-judge`` take them."""
+
+    def settings(self) -> CalibrationSettings:
+        """The settings a run calibrates with (an :class:`InputError` for labels options that clash)."""
+        source = LabelSource(
+            Path(self.labels) if self.labels else None,
+            self.label_column,
+            self.labels_id_column,
+            self.label_map,
+            Path(self.verdicts) if self.verdicts else None,
+            self.verdict_judge,
+        )
+        return CalibrationSettings(source, self.target_agreement, self.delta)
 
 
 class CascadeConfig(StrictModel):
@@ -102,19 +126,19 @@ def read_cascade_file(ref: str | Path) -> CascadeConfig | None:
     stages = [near(s) if isinstance(s, str) else s for s in config.stages]
     calibration = config.calibration
     if calibration is not None:
-        calibration = calibration.model_copy(update={"labels": near(calibration.labels)})
+        files = {k: near(v) for k in ("labels", "verdicts") if (v := getattr(calibration, k)) is not None}
+        calibration = calibration.model_copy(update=files)
     return config.model_copy(update={"stages": stages, "calibration": calibration})
 
 
 @dataclass(frozen=True)
 class CalibrationSettings:
-    """``labels``: the labels file; ``target``: the agreement kept verdicts must reach; ``delta``: the
-    chance the guarantee may fail; ``label_column``: the labels file's label column."""
+    """``labels``: where the labelled rows' labels come from; ``target``: the agreement kept verdicts must
+    reach; ``delta``: the chance the guarantee may fail."""
 
-    labels: Path
+    labels: LabelSource
     target: float = 0.9
     delta: float = 0.1
-    label_column: str = "label"
 
 
 @dataclass(frozen=True)

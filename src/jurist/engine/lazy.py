@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurist.backends import constraint_kinds
-from jurist.backends.base import Backend, call, describe
+from jurist.backends.base import Backend, Forwarding, call, describe
 from jurist.config.inference import InferenceConfig
 from jurist.models.default_model import DEFAULT_MODEL_LABEL
 from jurist.records import (
@@ -22,17 +22,11 @@ from jurist.records import (
     Completion,
     ConstraintKind,
     GenerationRequest,
-    HiddenState,
-    LabelRequest,
-    LabelScores,
     Request,
-    RewardRequest,
-    RewardScores,
-    StateRequest,
 )
 
 
-class LazyBackend:
+class LazyBackend(Forwarding):
     """A backend made by ``factory(config)`` on first use; ``on_load(seconds)`` hears how long that took and
     ``check(backend)`` (when given) may refuse it once made. Every request type is forwarded to the real
     backend's method for it (:func:`~jurist.backends.base.call`: a backend without one answers each request
@@ -86,20 +80,14 @@ class LazyBackend:
             return self._backend.model_id
         return self._config.model.model_name or DEFAULT_MODEL_LABEL
 
-    def _forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
+    def forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
         return call(self.real(), kind, requests)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         return self.real().generate(requests)
 
-    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        return self._forward(LabelRequest, requests)  # type: ignore[return-value]
 
-    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
-        return self._forward(RewardRequest, requests)  # type: ignore[return-value]
 
-    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
-        return self._forward(StateRequest, requests)  # type: ignore[return-value]
 
     def describe(self) -> dict[str, Any]:
         return describe(self._backend) if self._backend is not None else {"loaded": False}

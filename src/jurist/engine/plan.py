@@ -15,12 +15,11 @@ from typing import Any
 from jurist.config.inference import InferenceConfig
 from jurist.config.templates import MissingValue
 from jurist.io.sources import Chunk
+from jurist.io.tabular import id_column_of, row_ids
 from jurist.judges.base import Step
 from jurist.judges.judge import Judge, missing_message
 from jurist.judges.outputs import JudgeOutput
 from jurist.records import ConstraintKind
-
-ID_COLUMNS = ("row_id", "id")
 
 
 def backend_key(config: InferenceConfig) -> str:
@@ -97,7 +96,5 @@ def plan_chunk(
 def chunk_row_ids(chunk: Chunk, id_column: str | None) -> list[str]:
     """The ids of a chunk's rows: the id column's text (``id_column``, else ``row_id``, else ``id``), or the
     row's position in the input when the column has no value."""
-    table = chunk.table
-    column = id_column or next((c for c in ID_COLUMNS if c in table.column_names), None)
-    values = table.column(column).to_pylist() if column is not None else [None] * table.num_rows
-    return [str(number) if v is None else str(v) for number, v in zip(chunk.numbers, values, strict=True)]
+    column = id_column_of(chunk.table.column_names, id_column)
+    return row_ids(None if column is None else chunk.table.column(column).to_pylist(), chunk.numbers)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,19 @@ from jurist.io.sources import Batch, FileSource, InputData, Record, RowSource, T
 CANDIDATES = (pa.int64(), pa.float64(), pa.bool_())
 ID_COLUMNS = ("row_id", "id")
 _BLOCK = 1 << 22
+
+
+def id_column_of(columns: Sequence[str], id_column: str | None = None) -> str | None:
+    """The column that holds rows' ids: ``id_column``, else ``row_id``, else ``id``; None: none does."""
+    return id_column or next((c for c in ID_COLUMNS if c in columns), None)
+
+
+def row_ids(values: Sequence[Any] | None, numbers: Iterable[int]) -> list[str]:
+    """Each row's id as a run writes it (its ``row_id``): the text of its id column's value (``values``;
+    None without an id column), or its position in the input (``numbers``) where it has none."""
+    numbers = list(numbers)
+    ids = [None] * len(numbers) if values is None else values
+    return [str(n) if v is None else str(v) for n, v in zip(numbers, ids, strict=True)]
 
 
 class CsvSource(FileSource):

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jurist.analysis.labels import BOOL_LABELS, PAIRWISE_LABELS, is_pairwise, order_labels
 from jurist.answer.fields import labels_for
 from jurist.config.types import JudgmentType
 from jurist.errors import InputError
 from jurist.io.results import PANEL, ResultTable
+from jurist.labels.vocabulary import BOOL_LABELS, PAIRWISE_LABELS, is_pairwise, order_labels
 
 LabelValue = str | int
 Kind = Literal["pairwise", "bool", "scale", "enum"]

@@ -2,7 +2,7 @@
 progress with the corrected estimate so far.
 
 Everything that reads the labels file and then writes to it happens inside one transaction of the
-:class:`~jurist.analysis.label_file.LabelStore` (an exclusive lock shared by every thread and process on the
+:class:`~jurist.labels.file.LabelStore` (an exclusive lock shared by every thread and process on the
 file), after taking in the lines other sessions or servers appended. So a row is offered to one session at
 a time (its claim expires after ``claim_seconds`` untouched), a row is labelled once per queue (a second
 label for a labelled row is refused, not written), and the answer that says saved comes after the line is
@@ -28,13 +28,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from jurist.analysis.estimate import estimate_judge
-from jurist.analysis.label_file import Claim, LabelLine, LabelStore, Strategy
-from jurist.analysis.sampling import Draw, SamplingPlan
 from jurist.errors import InputError, JuristError
 from jurist.io.results import ResultTable
 from jurist.labelling.choices import LabelSet, LabelValue
 from jurist.labelling.queue import Entry, Queue
 from jurist.labelling.rows import Rows
+from jurist.labels.file import Claim, LabelLine, LabelStore, Strategy
+from jurist.labels.sampling import Draw, SamplingPlan
 from jurist.stats.estimate import MIN_LABELS
 
 CLAIM_SECONDS = 600.0

@@ -1,7 +1,7 @@
 """Which row comes next: the sampling plan's draws in order, or, in review, the rows most worth a second
 look first.
 
-A labelling queue is the plan's draws (:meth:`jurist.analysis.sampling.SamplingPlan.draws`), in their
+A labelling queue is the plan's draws (:meth:`jurist.labels.sampling.SamplingPlan.draws`), in their
 order; the plan is the same for the same seed, so a restarted server offers the first row of the plan
 that is still unlabelled. A review queue holds every row of the results, in this order:
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 
-from jurist.analysis.sampling import Draw
 from jurist.labelling.choices import LabelValue
 from jurist.labelling.rows import Rows
+from jurist.labels.sampling import Draw
 
 DISAGREES = "the judge disagrees with the label"
 INCONSISTENT = "the judge's two orders disagree"

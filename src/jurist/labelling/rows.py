@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurist.analysis.audit import confidences
 from jurist.io.results import ResultTable
 from jurist.labelling.choices import LabelSet, LabelValue
+from jurist.labels.sampling import confidences
 
 RESPONSE_FIELDS = (("response_a", "output_1", "answer_a"), ("response_b", "output_2", "answer_b"))
 

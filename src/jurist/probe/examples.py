@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from jurist.analysis.labels import BOOL_LABELS, PAIRWISE_LABELS
+from jurist.labels.vocabulary import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
 from jurist.judges.pairwise import PairwiseJudge, first_present, order_average

@@ -9,15 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist.analysis.labels import labels_for_rows
 from jurist.backends import check_capability
 from jurist.config.loading import load_judge_config
 from jurist.config.types import InferenceEngine
 from jurist.errors import InputError
 from jurist.io.readers import read_input
-from jurist.io.results import ResultTable
-from jurist.io.tabular import ID_COLUMNS
 from jurist.judges.judge import Judge
+from jurist.labels.source import LabelSource
 from jurist.models.probe_head import ProbeHead, ProbeModel
 from jurist.probe.examples import examples
 from jurist.probe.features import default_layers, extract
@@ -27,20 +25,16 @@ from jurist.probe.fit import FitSettings, fit
 @dataclass(frozen=True)
 class ProbeFit:
     """Everything a fit needs. ``config``: a judge config (path or built-in name) with ``overrides``; its
-    scoring becomes LOGPROBS for the fit (the head reads the prompt LOGPROBS reads). Labels: ``label_column``
-    of the input, or ``labels`` (a labels file, matched on ``id_column`` of the input or on row positions),
-    or ``verdicts`` (a results file: judge ``verdict_judge``'s verdict per row, by position)."""
+    scoring becomes LOGPROBS for the fit (the head reads the prompt LOGPROBS reads). ``labels``: a column of
+    the input, a labels file or a bigger judge's verdicts, matched on the rows' ids (``id_column`` of the
+    input, else its ``row_id`` or ``id``, else positions: :class:`~jurist.labels.source.LabelSource`)."""
 
     config: str
     input: Path
     output: Path
     overrides: Mapping[str, Any] = field(default_factory=dict)
-    label_column: str | None = None
-    labels: Path | None = None
-    labels_id_column: str | None = None
+    labels: LabelSource | None = None
     id_column: str | None = None
-    verdicts: Path | None = None
-    verdict_judge: str | None = None
     layers: tuple[int, ...] | None = None
     settings: FitSettings = field(default_factory=FitSettings)
     batch_size: int | None = None
@@ -91,29 +85,10 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
 
 
 def _labels(job: ProbeFit, table: Any, n: int) -> tuple[Sequence[Any], str]:
-    """One label per input row, and where they came from in words."""
-    if job.verdicts is not None:
-        results = ResultTable.open(job.verdicts)
-        names = results.names
-        name = job.verdict_judge or (names[0] if len(names) == 1 else None)
-        if name is None:
-            raise InputError(f"the results hold judges {', '.join(names)}: name one with --verdict-judge")
-        values = results.values(results.judge(name).verdict)
-        if len(values) != n:
-            raise InputError(
-                f"the results hold {len(values)} rows, the input {n}: verdicts are matched by position",
-                source=str(job.verdicts),
-            )
-        return [
-            None if v in (None, "inconclusive") else v for v in values
-        ], f"verdicts of {name} ({job.verdicts})"
-    id_column = job.id_column or next((c for c in ID_COLUMNS if c in table.column_names), None)
-    ids = [str(v) for v in table.column(id_column).to_pylist()] if id_column else [str(i) for i in range(n)]
-    labels = labels_for_rows(
-        ids, rows=table, path=job.labels, column=job.label_column, id_column=job.labels_id_column
-    )
-    where = str(job.labels) if job.labels is not None else f"column {job.label_column!r} of the input"
-    return labels, where
+    """One label per input row (an inconclusive verdict is none), and where they came from in words."""
+    if job.labels is None:
+        raise InputError("give labels: --label-column (a column of the input), --labels FILE or --verdicts")
+    return job.labels.for_rows(table.to_pylist(), job.id_column), job.labels.describe("the input")
 
 
 def _backend(judge: Judge, batch_size: int | None) -> Any:

@@ -17,13 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from jurist.analysis.audit import audit_judge, confidences, default_responses, response_lengths
+from jurist.analysis.audit import audit_judge, default_responses, response_lengths
 from jurist.analysis.estimate import estimate_judge
-from jurist.analysis.labels import apply_label_map, read_result_labels
 from jurist.analysis.outcomes import reasoning_counts
 from jurist.io.formats import output_format
 from jurist.io.parts import read_metadata
 from jurist.io.results import JudgeColumns, ResultTable, readable
+from jurist.labels.sampling import confidences
+from jurist.labels.source import LabelSource
 from jurist.report import plots
 
 JUDGE_SUFFIXES = (
@@ -54,10 +55,7 @@ class ReportOptions:
     second table to compare with (``compare_with``; its judge ``compare_judge``, by default the one of the
     same name as the first judge shown, or its only judge)."""
 
-    labels: Path | None = None
-    label_column: str | None = None
-    labels_id_column: str | None = None
-    label_map: str | None = None
+    labels: LabelSource | None = None
     judges: tuple[str, ...] = ()
     confidence: float = 0.95
     worst: int = 20
@@ -83,11 +81,11 @@ def open_needed(path: Path, label_column: str | None = None) -> ResultTable:
 
 def collect(path: Path, options: ReportOptions) -> dict[str, Any]:
     """Everything the page shows, figures included."""
-    results = open_needed(path, options.label_column)
+    results = open_needed(path, options.labels.own_column if options.labels else None)
     names = list(options.judges) or results.names
     for name in names:
         results.judge(name)
-    labels, chances = _labels(results, options)
+    labels, chances = options.labels.for_results(results) if options.labels else (None, None)
     judges = [_judge(results, results.judge(name), labels, chances, options) for name in names]
     return {
         "source": str(path),
@@ -101,19 +99,6 @@ def collect(path: Path, options: ReportOptions) -> dict[str, Any]:
         if options.compare_with is None
         else comparison(path, results, labels, names, options),
     }
-
-
-def _labels(
-    results: ResultTable, options: ReportOptions
-) -> tuple[list[Any] | None, list[float | None] | None]:
-    """One label per row (None: unlabelled) and the sampling plan's probabilities where the labels file
-    records them (:func:`~jurist.analysis.labels.read_result_labels`)."""
-    if options.labels is None and options.label_column is None:
-        return None, None
-    joined, chances = read_result_labels(
-        results, options.labels, options.label_column, options.labels_id_column
-    )
-    return apply_label_map(joined, options.label_map), chances
 
 
 def comparison(

@@ -22,7 +22,6 @@ from jurist.answer.reading import AnswerReader, Reading
 from jurist.config.models import JudgeConfig
 from jurist.config.types import ScoringMode
 from jurist.records import (
-    ALL_CONSTRAINT_KINDS,
     Answer,
     Capability,
     ConstraintKind,
@@ -32,6 +31,9 @@ from jurist.records import (
     Message,
     Request,
 )
+
+Messages = tuple[Message, ...]
+Kinds = Sequence[ConstraintKind]
 
 
 class Parts(Protocol):
@@ -80,12 +82,7 @@ class Scoring:
         """What the judge asks of its engine besides generation."""
         return EngineUse(label_scores=self.config.judge_params.label_probabilities)
 
-    def request(
-        self,
-        parts: Parts,
-        messages: tuple[Message, ...],
-        kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS,
-    ) -> Request:
+    def request(self, parts: Parts, messages: Messages, kinds: Kinds) -> Request:
         """The request for a rendered prompt."""
         return parts.generation_request(messages, kinds)
 

@@ -3,20 +3,15 @@ and LOGPROBS (read the label distribution after one prefill)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from jurist.answer.reading import Reading
 from jurist.config.types import ScoringMode
 from jurist.records import (
-    ALL_CONSTRAINT_KINDS,
     Answer,
-    ConstraintKind,
     EngineUse,
     LabelScores,
-    Message,
     Request,
 )
-from jurist.scoring.base import Parts, Scoring
+from jurist.scoring.base import Kinds, Messages, Parts, Scoring
 
 
 class Generate(Scoring):
@@ -39,12 +34,7 @@ class Logprobs(Scoring):
     def engine_use(self) -> EngineUse:
         return EngineUse(label_scores=True)
 
-    def request(
-        self,
-        parts: Parts,
-        messages: tuple[Message, ...],
-        kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS,
-    ) -> Request:
+    def request(self, parts: Parts, messages: Messages, kinds: Kinds) -> Request:
         return parts.label_request(messages)
 
     def read(self, parts: Parts, answer: Answer) -> Reading:

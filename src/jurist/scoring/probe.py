@@ -19,17 +19,14 @@ from jurist.config.models import JudgeConfig
 from jurist.config.types import ScoringMode
 from jurist.models.probe_head import read_head
 from jurist.records import (
-    ALL_CONSTRAINT_KINDS,
     Answer,
-    ConstraintKind,
     EngineUse,
     HiddenState,
     LabelScores,
-    Message,
     Request,
     StateRequest,
 )
-from jurist.scoring.base import Parts, Scoring
+from jurist.scoring.base import Kinds, Messages, Parts, Scoring
 
 
 class Probe(Scoring):
@@ -62,12 +59,7 @@ class Probe(Scoring):
     def engine_use(self) -> EngineUse:
         return EngineUse(hidden_states_layer=self.head.layer)
 
-    def request(
-        self,
-        parts: Parts,
-        messages: tuple[Message, ...],
-        kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS,
-    ) -> Request:
+    def request(self, parts: Parts, messages: Messages, kinds: Kinds) -> Request:
         labels = parts.label_request(messages)
         return StateRequest(labels.messages, self.head.layer, labels.answer_prefix)
 

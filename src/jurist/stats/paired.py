@@ -12,7 +12,7 @@ mean over ``D`` is unknown. It is estimated by PPI++ (:func:`jurist.stats.estima
 ``D``: the labels are the ``d_i`` of the labelled rows of ``D`` (a random sample of ``D`` when the labelled
 rows are a random sample of all rows), and the prediction of ``d_i`` on every row of ``D`` is
 ``f_i = c_A,i - c_B,i``, each judge's confidence in its own verdict (its ``judgment_confidence``, a
-cascade's ``confidence``, ``max(p_a, 1 - p_a)``: :func:`jurist.analysis.audit.confidences`; 0 where either
+cascade's ``confidence``, ``max(p_a, 1 - p_a)``: :func:`jurist.labels.sampling.confidences`; 0 where either
 has none). On a row where two verdicts of a yes/no question differ, exactly one is right; if the two
 confidences were calibrated probabilities, averaging them gives ``P(A's verdict is right) =
 (c_A + 1 - c_B) / 2`` and so ``E[d_i] = 2 P - 1 = c_A - c_B``. PPI++'s power tuning weighs the prediction by

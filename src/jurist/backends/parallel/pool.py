@@ -40,19 +40,11 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
-from jurist.backends.base import Backend, RequestFeed
+from jurist.backends.base import Backend, Forwarding, RequestFeed
 from jurist.backends.parallel.worker import worker_main
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
-from jurist.records import (
-    Completion,
-    ConstraintKind,
-    GenerationRequest,
-    HiddenState,
-    LabelRequest,
-    LabelScores,
-    StateRequest,
-)
+from jurist.records import Answer, Completion, ConstraintKind, GenerationRequest, Request
 
 logger = logging.getLogger("jurist")
 
@@ -157,7 +149,7 @@ class _Worker:
 OnWorkerDeath = Literal["stop", "continue"]
 
 
-class DataParallelBackend:
+class DataParallelBackend(Forwarding):
     """``workers`` engine processes, each running ``factory()``; one streaming backend to the engine.
 
     ``envs``: each worker's extra environment (default: :func:`placements`, an equal share of the GPUs or of
@@ -346,13 +338,11 @@ class DataParallelBackend:
         worker. A worker whose batch raises makes this call raise (the engine then narrows it down)."""
         return self._call("generate", list(requests))
 
-    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        """Label scores (``judge_params.scoring: LOGPROBS``), spread over workers like :meth:`generate`."""
-        return self._call(LabelRequest.method, list(requests))
 
-    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
-        """Hidden states (``judge_params.scoring: PROBE``), spread over workers like :meth:`generate`."""
-        return self._call(StateRequest.method, list(requests))
+
+    def forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
+        """Label scores, hidden states and rewards, spread over workers like :meth:`generate`."""
+        return self._call(kind.method, list(requests))
 
     def prefix_cache_stats(self) -> dict[str, float] | None:
         """Prefix-cache queries and hits summed over the workers (None when their engines keep no count)."""

@@ -2,7 +2,7 @@
 writes it.
 
 * The line (:class:`LabelLine`): ``row_id``, ``label``, ``labeller``, ``time`` and, for a row a sampling plan
-  chose (:mod:`jurist.analysis.sampling`), its inclusion ``probability``, the plan's ``position``,
+  chose (:mod:`jurist.labels.sampling`), its inclusion ``probability``, the plan's ``position``,
   ``strategy``, ``seed`` and ``budget``. Fields beyond these are kept.
 * Writing (:class:`LabelStore`): every change happens under one exclusive ``fcntl.flock`` on a sidecar lock
   file (``<labels>.lock``), so any number of threads and processes (two ``jurist label`` servers on one
@@ -16,11 +16,8 @@ writes it.
   naming the file and the line.
 * Reading: :func:`read_label_lines` (the lines, checked against :class:`LabelLine`) and
   :func:`latest_labels` (the latest line of a row counts: a correction is appended after the label it
-  corrects); :func:`read_label_table` (the file's lines as a table) and :func:`read_label_file` for the
-  evidence commands, which also take other labels files (an LLMBar JSON file, a CSV: anything
-  :func:`jurist.io.readers.read_input` reads), and :func:`label_ids`, how a file's lines are matched to
-  rows (an id column, the file's ``row_id``, else the line positions). :mod:`jurist.analysis.labels` joins
-  what they read to result rows.
+  corrects). The commands that read labels take this file, or any other that jurist reads (an LLMBar JSON
+  file, a CSV), through :class:`jurist.labels.source.LabelSource`.
 """
 
 from __future__ import annotations
@@ -30,19 +27,16 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jurist.errors import InputError
-
-ROW_ID = "row_id"
 
 
 class Strategy(str, Enum):
@@ -73,58 +67,6 @@ class LabelLine(BaseModel):
     def to_json(self) -> str:
         """The line as the labels file holds it (no newline)."""
         return self.model_dump_json()
-
-
-def label_ids(file_rows: pa.Table, file_id_column: str | None, source: str) -> tuple[list[str], str]:
-    """The row id of each line of a labels file, as :func:`join_labels` matches them (``file_id_column``,
-    else the file's ``row_id`` column, else the line positions 0, 1, ...), and how, in words."""
-    if file_id_column is None and ROW_ID in file_rows.column_names:
-        file_id_column = ROW_ID
-    if file_id_column is None:
-        ids = [str(i) for i in range(file_rows.num_rows)]
-        return ids, "its row positions (0, 1, ...; give --labels-id-column to match by an id column)"
-    if file_id_column not in file_rows.column_names:
-        raise InputError(
-            f"{source} has no id column {file_id_column!r} (columns: {', '.join(file_rows.column_names)})"
-        )
-    return [str(v) for v in file_rows.column(file_id_column).to_pylist()], f"its column {file_id_column!r}"
-
-
-def read_label_table(path: str | Path) -> pa.Table:
-    """A labels file's lines as a table, in any format :func:`~jurist.io.readers.read_input` reads (a
-    ``jurist label`` JSONL file, an LLMBar JSON file, a CSV, ...): what every reader of labels files starts
-    from."""
-    from jurist.io.readers import read_input
-
-    return read_input(Path(path)).table
-
-
-def read_label_file(
-    path: str | Path,
-    column: str | None = None,
-    id_column: str | None = None,
-    id_columns: Sequence[str] = (ROW_ID,),
-) -> dict[str, Any]:
-    """Row id -> label from a labels file (any format :func:`~jurist.io.readers.read_input` reads: a
-    ``jurist label`` JSONL file, an LLMBar JSON file, a CSV, ...): the ``column`` (default ``label``) of each
-    line, matched by ``id_column``, else the first of ``id_columns`` the file has, else the line positions
-    0, 1, ... (:func:`label_ids`). The last line of a row counts (a correction is appended after the label it
-    corrects); lines without a label are left out. Fails, naming the file, when the column is missing or no
-    line holds a label."""
-    source = str(path)
-    table = read_label_table(path)
-    name = column or "label"
-    if name not in table.column_names:
-        raise InputError(
-            f"has no label column {name!r} (columns: {', '.join(table.column_names)})", source=source
-        )
-    if id_column is None:
-        id_column = next((c for c in id_columns if c in table.column_names), None)
-    ids, _ = label_ids(table, id_column, source)
-    labels = {i: v for i, v in zip(ids, table.column(name).to_pylist(), strict=True) if v is not None}
-    if not labels:
-        raise InputError(f"holds no label in column {name!r}", source=source)
-    return labels
 
 
 def read_label_lines(path: str | Path) -> list[LabelLine]:

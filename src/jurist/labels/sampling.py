@@ -20,7 +20,7 @@ Strategies (:class:`Strategy`):
 * ``active`` (Zrnic and Candes, 2024, "Active Statistical Inference"): ``pi_i`` grows with the judge's
   uncertainty on row ``i``: ``pi_i = budget * (floor / N + (1 - floor) * s_i / sum(s))`` with
   ``s_i = sqrt(1 - c_i)``, ``c_i`` the judge's confidence in its verdict
-  (:func:`jurist.analysis.audit.confidences`: ``judgment_confidence``, a cascade's ``confidence``,
+  (:func:`confidences`: ``judgment_confidence``, a cascade's ``confidence``,
   ``sample_agreement``, or ``max(p_a, 1 - p_a)``, so that ``1 - c`` is half of ``1 - |2 p_a - 1|``), capped
   at 1 with the excess given to the other rows in proportion. The square root is the variance-optimal
   shape when ``1 - c`` is the chance of an error (the optimal ``pi`` grows with the standard deviation of
@@ -36,13 +36,12 @@ A labeller may stop early: the draws are offered in order, and every prefix is a
 above (a random subset of the rows, each in it with a probability proportional to its ``pi``), which is
 all the estimator needs, since it normalises the weights by their sum (a Hajek estimate) rather than by
 the number of rows walked. A skipped row is missing: the estimate stays valid only if skipping has
-nothing to do with the row's label; :func:`~jurist.analysis.label_file.latest_labels` takes the latest
+nothing to do with the row's label; :func:`~jurist.labels.file.latest_labels` takes the latest
 line of a row, so a review's correction is appended, never edited in place.
 
-The labels file (:mod:`jurist.analysis.label_file`) holds one
-:class:`~jurist.analysis.label_file.LabelLine` per label; :meth:`SamplingPlan.label_line` fills the plan's
-fields of it, and ``jurist agree/estimate/audit/report --labels FILE`` join it on ``row_id``
-(:func:`jurist.analysis.labels.join_labels`).
+The labels file (:mod:`jurist.labels.file`) holds one :class:`~jurist.labels.file.LabelLine` per label;
+:meth:`SamplingPlan.label_line` fills the plan's fields of it, and ``jurist agree/estimate/audit/report
+--labels FILE`` join it on ``row_id`` (:class:`jurist.labels.source.LabelSource`).
 """
 
 from __future__ import annotations
@@ -53,13 +52,32 @@ from typing import Any
 
 import numpy as np
 
-from jurist.analysis.audit import confidences
-from jurist.analysis.label_file import LabelLine, Strategy
 from jurist.errors import InputError
-from jurist.io.results import ResultTable
+from jurist.io.results import JudgeColumns, ResultTable
+from jurist.labels.file import LabelLine, Strategy
 
 DEFAULT_FLOOR = 0.2
 NO_STRATUM = "(none)"
+
+
+def confidence_column(judge: JudgeColumns) -> str | None:
+    """The column holding the judge's confidence in its verdict, if one does (not ``p_a``: see
+    :func:`confidences`)."""
+    found = (judge.get(suffix) for suffix in ("judgment_confidence", "confidence", "sample_agreement"))
+    return next((column for column in found if column is not None), None)
+
+
+def confidences(results: ResultTable, judge: JudgeColumns) -> list[float | None] | None:
+    """The judge's confidence in its verdict per row: ``judgment_confidence``, a cascade's ``confidence``
+    (the deciding stage's, as its thresholds read it), a sampled judge's ``sample_agreement``, or
+    ``max(p_a, 1 - p_a)`` for a pairwise judge; None when the results hold none of them."""
+    column = confidence_column(judge)
+    if column is not None:
+        return [None if v is None else float(v) for v in results.values(column)]
+    p_a = judge.get("p_a")
+    if p_a is not None:
+        return [None if p is None else max(float(p), 1 - float(p)) for p in results.values(p_a)]
+    return None
 
 
 @dataclass(frozen=True)
