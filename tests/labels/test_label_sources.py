@@ -127,8 +127,7 @@ def test_every_consumer_picks_the_same_rows_and_labels(form: str, tmp_path: Path
     evidence = labelled(ids, source.for_results(results).labels)
     # probe fit: the input rows
     job = ProbeFit(config="unused", input=data, output=tmp_path / "head.json", labels=source)
-    table = read_input(data).table
-    probe, where = _labels(job, table, table.num_rows)
+    probe, where = _labels(job, read_input(data).rows())
     # bench --labels: the first rows of the input
     spec = bench_spec(str(data), 100, judges=[POINT], labels=source)
     assert spec.truth is not None
@@ -141,7 +140,14 @@ def test_every_consumer_picks_the_same_rows_and_labels(form: str, tmp_path: Path
     chunk, truth = _labelled_rows(engine, run.rows.open(engine.id_column), source)
     cascade = labelled(chunk_row_ids(chunk, engine.id_column), truth)
 
-    assert evidence == labelled(ids, probe) == bench == cascade == expected
+    assert evidence == bench == cascade == expected
+    fitted = labelled(ids, probe)  # probe fit reads a judge's verdicts as its label probabilities (soft)
+    assert fitted.keys() == expected.keys()
+    for row, label in fitted.items():
+        if isinstance(label, dict):
+            assert sum(label.values()) == pytest.approx(1.0) and source.verdicts is not None
+        else:
+            assert label == expected[row]
     assert where == source.describe("the input")
     # the bench's cascade agreement, over the result rows: the same rows, the verdicts counted by hand
     verdicts = dict(zip(ids, results.values("quality.judgment"), strict=True))
@@ -165,9 +171,8 @@ def test_a_labelled_copy_of_the_input_matches_by_the_runs_id_column(tmp_path: Pa
     results = ResultTable.open(output)
     ids = [str(v) for v in results.values("row_id")]
     assert labelled(ids, source.for_results(results).labels) == expected
-    table = read_input(data).table
     job = ProbeFit(config="unused", input=data, output=tmp_path / "h.json", labels=source, id_column="qid")
-    assert labelled(ids, list(_labels(job, table, table.num_rows)[0])) == expected
+    assert labelled(ids, list(_labels(job, read_input(data).rows())[0])) == expected
     settings = CascadeSettings(calibration=CalibrationSettings(source))
     options = RunOptions(chunk_size=3, id_column="qid")
     run = RunSpec(tuple(stage_configs([POINT, POINT])), Selection(str(data)), options, cascade=settings)

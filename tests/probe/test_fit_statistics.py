@@ -164,3 +164,49 @@ def test_the_fit_trains_and_measures_the_head_judging_reads() -> None:
     np.testing.assert_array_equal(saved.log_probabilities(features), head.log_probabilities(features))
     probabilities = head.probabilities(features)
     np.testing.assert_allclose(np.exp(head.log_probabilities(features)), probabilities, atol=1e-15)
+
+
+def test_soft_targets_recover_the_teacher_probabilities_on_unseen_rows() -> None:
+    """A teacher whose P(Yes) is the logistic of a linear function of the state: a head fitted on its
+    probabilities (soft targets) learns that function, and the cross-validated report says its probabilities
+    rank unseen rows as the teacher's do; fitted on the teacher's hard verdicts alone it learns less."""
+    rng = np.random.default_rng(5)
+    n, d = 400, 6
+    states = rng.normal(size=(n, 1, 1, d))
+    p_yes = 1 / (1 + np.exp(-(1.5 * states[:, 0, 0, 0] - 0.8 * states[:, 0, 0, 1])))
+    soft = np.stack([p_yes, 1 - p_yes], axis=1)
+    shape = Shape("pointwise", ("Yes", "No"), ("Yes", "No"), 0)
+    truth = soft.argmax(axis=1)
+    found = Examples(shape, list(range(n)), [[] for _ in range(n)], truth, [None] * n, {}, soft)
+    result = fit(found, states, None, (3,), FitSettings(folds=5, inner_folds=3, curve=()))
+    agreement = result.report["target_probability"]
+    assert agreement["spearman"] > 0.95 and agreement["low"] < agreement["spearman"] < agreement["high"]
+    assert agreement["mean_absolute_difference"] < 0.06
+    head = result.head.probabilities(states[:, 0, 0])[:, 0]
+    assert np.corrcoef(head, p_yes)[0, 1] > 0.98
+    hard = train(shape, states[:, :, 0], truth, result.c)  # the verdicts alone carry less of p_yes
+    assert np.mean(np.abs(hard.probabilities(states[:, 0, 0])[:, 0] - p_yes)) > np.mean(np.abs(head - p_yes))
+
+
+def test_a_reward_head_fitted_as_bradley_terry_is_antisymmetric_and_recovers_the_reward() -> None:
+    """Responses with a latent reward w . x; people prefer a over b with probability sigmoid(r_a - r_b). The
+    head's rewards (log-odds of its good label) rank responses as the latent reward does, a pair's p_a is
+    sigmoid of the reward difference, and p_a of a pair plus p_a of its mirror is one to the last bit."""
+    rng = np.random.default_rng(7)
+    n, d = 600, 5
+    states = rng.normal(size=(n, 2, 1, d))
+    w = np.array([2.0, -1.0, 0.0, 0.0, 0.0])
+    latent = states[:, :, 0] @ w
+    truth = (rng.random(n) > 1 / (1 + np.exp(latent[:, 1] - latent[:, 0]))).astype(int)  # 0: a preferred
+    shape = Shape("pointwise", ("Yes", "No"), ("Yes", "No"), 0).preference()
+    head = train(shape, states[:, :, 0], truth, 3.0)
+    reward = np.diff(head.logits(states[:, :, 0])[..., ::-1], axis=-1)[..., 0]  # logit(Yes) - logit(No)
+    assert abs(np.mean(reward)) < 1e-9  # centred on the responses it was fitted on
+    assert np.corrcoef(reward.ravel(), latent.ravel())[0, 1] > 0.97
+    p_a = row_probabilities(shape, head, states[:, :, 0])[:, 0]
+    np.testing.assert_allclose(p_a, 1 / (1 + np.exp(reward[:, 1] - reward[:, 0])), rtol=1e-9)
+    mirrored = row_probabilities(shape, head, states[:, ::-1, 0])[:, 0]
+    assert np.max(np.abs(p_a + mirrored - 1)) < 1e-12
+    result = fit(examples_of(shape, truth), states, None, (3,), FitSettings(folds=5, inner_folds=3, curve=()))
+    bayes = np.mean((latent[:, 0] > latent[:, 1]) == (truth == 0))  # the latent reward's own accuracy
+    assert result.report["accuracy"]["estimate"] > bayes - 0.05

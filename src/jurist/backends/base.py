@@ -28,27 +28,6 @@ from jurist.records import (
 )
 
 
-@runtime_checkable
-class RewardScorer(Protocol):
-    """A backend running a sequence-classification model (a reward model or a classifier)."""
-
-    def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]: ...
-
-
-@runtime_checkable
-class LabelScorer(Protocol):
-    """A backend that can score labels without decoding (``judge_params.scoring: LOGPROBS``)."""
-
-    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]: ...
-
-
-@runtime_checkable
-class StateReader(Protocol):
-    """A backend that gives prompts' last hidden states after a layer (``judge_params.scoring: PROBE``)."""
-
-    def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]: ...
-
-
 class RequestFeed(Protocol):
     """Where a streaming backend takes its requests from: up to ``n`` at a time, each with a key that its
     answer is returned with. An empty list means nothing is ready now; once the backend has nothing in

@@ -32,10 +32,26 @@ def fit(
     folds: Annotated[int, typer.Option(help="Outer folds of the nested cross-validation.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed of the folds and the learning curve.")] = 0,
     batch_size: Annotated[int | None, typer.Option(help="Prompts per forward pass.")] = None,
+    pairs: Annotated[
+        str | None,
+        typer.Option(
+            help="A column naming each row's preference pair: fit a reward head on the pairs (each row one "
+            "response, its label whether people preferred it; Bradley-Terry), which scores one response."
+        ),
+    ] = None,
+    pilot: Annotated[
+        int | None,
+        typer.Option(
+            min=20,
+            help="Choose the layer on this many rows (transformers, every layer), then read every row's "
+            "state at that layer through the judge's engine (vLLM's pooling runner), chunked and cached.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit a probe head on the judge model's hidden states from labelled rows (or a bigger judge's verdicts:
-    --verdicts), and say how good it is.
+    """Fit a probe head on the judge model's hidden states from labelled rows, a bigger judge's verdicts
+    (--verdicts: its label probabilities where it wrote them, distilled) or preference pairs (--pairs: a
+    reward head), and say how good it is.
 
     The head reads the prompt the judge reads in LOGPROBS scoring; judge with it by `--judge_params.scoring
     PROBE --judge_params.probe HEAD`. Every number printed is measured on rows the head did not see (nested
@@ -61,6 +77,8 @@ def fit(
         layers=chosen,
         settings=FitSettings(folds=folds, seed=seed),
         batch_size=batch_size,
+        pairs=pairs,
+        pilot=pilot,
     )
     try:
         _, report = fit_probe(job)

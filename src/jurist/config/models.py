@@ -19,7 +19,6 @@ Oumi's ``rule_judge_params`` (:class:`RuleJudgeParams`) makes a judge that runs 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
@@ -92,10 +91,6 @@ class JudgeConfig(StrictModel):
     @property
     def is_reward(self) -> bool:
         return self.reward_judge_params is not None
-
-    @property
-    def is_rule(self) -> bool:
-        return self.rule_judge_params is not None
 
     @property
     def source(self) -> str:
@@ -220,15 +215,6 @@ class JudgeConfig(StrictModel):
                 check_example_value(
                     example["judgment"], jp.judgment_type, jp.judgment_scores, f"{where}.judgment"
                 )
-
-    def copy_with(self, **updates: Any) -> JudgeConfig:
-        """A validated copy with top-level fields replaced; the source and warnings are kept."""
-        data = self.model_dump(mode="python", exclude_unset=True)
-        data.update(updates)
-        new = JudgeConfig.model_validate(data)
-        new._source = self._source
-        new._warnings = list(self._warnings)
-        return new
 
 
 __all__ = [

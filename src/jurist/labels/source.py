@@ -92,7 +92,9 @@ class LabelSource:
     file, a CSV, anything jurist reads; its ``column``, default ``label``), or without a file the rows' own
     ``column`` (of the results, or of the input), or a results file's ``verdicts`` (judge
     ``verdict_judge``, default its only one: a bigger judge's verdicts as labels; an inconclusive verdict is
-    no label). ``label_map`` (``"1=a,2=b"``) maps the labels read, whatever the source; the commands then
+    no label; with ``soft``, each row's label distribution where the judge wrote one, its
+    ``judgment_p.<label>`` columns, a mapping label -> probability: soft targets). ``label_map``
+    (``"1=a,2=b"``) maps the labels read, whatever the source; the commands then
     normalise them per judge (:mod:`jurist.labels.vocabulary`). Options that do not go together are an
     :class:`~jurist.errors.InputError` when the value is made.
 
@@ -118,6 +120,7 @@ class LabelSource:
     label_map: str | None = None
     verdicts: Path | None = None
     verdict_judge: str | None = None
+    soft: bool = False
 
     def __post_init__(self) -> None:
         file, verdicts, column = self.file is not None, self.verdicts is not None, self.column is not None
@@ -128,6 +131,7 @@ class LabelSource:
             "--label-column names a column of --labels or of the rows, not --verdicts": verdicts and column,
             "--verdict-judge names a judge of --verdicts: give --verdicts": judge and not verdicts,
             "--labels-id-column names a column of --labels: give --labels": ids and not file,
+            "--soft reads the label probabilities of --verdicts: give --verdicts": self.soft and not verdicts,
         }
         problem = next((text for text, bad in problems.items() if bad), None)
         if problem is not None:
@@ -224,9 +228,17 @@ class LabelSource:
             )
         if results.id_column is None:
             raise InputError("has no row_id column to match its verdicts on", source=str(path))
-        verdicts = results.values(results.judge(name).verdict)
+        columns = results.judge(name)
+        verdicts = results.values(columns.verdict)
         ids = [str(v) for v in results.values(results.id_column)]
         labels = self._mapped(None if v == "inconclusive" else v for v in verdicts)
+        if self.soft:  # the label distribution where the row has one, else the verdict
+            found = columns.label_probabilities()
+            if not found:
+                raise InputError(f"judge {name} wrote no label probabilities (LOGPROBS)", source=str(path))
+            shares = {label: results.values(column) for label, column in found.items()}
+            dists = [{k: v[i] for k, v in shares.items()} for i in range(len(ids))]
+            labels = [d if None not in d.values() else v for d, v in zip(dists, labels, strict=True)]
         by_id = dict(zip(ids, labels, strict=True))
         return KeyedLabels(f"the verdicts of {name} in {path}", f"its column {ROW_ID!r}", tuple(ids), by_id)
 

@@ -6,7 +6,12 @@ row's prompts make one verdict (as the judge that will read the head combines th
   ``(P(first | ab) + P(second | ba)) / 2``, so ``p_a`` of a row is ``1 - p_a`` of its mirror by construction.
 * The pairwise judge's pointwise mode: each answer alone; the winner's prompt is fitted on Yes, the
   loser's on No; ``p_a = (1 + P(Yes | A) - P(Yes | B)) / 2``, antisymmetric likewise.
-* A pointwise judge (BOOL, ENUM, INT scale): one prompt, fitted on the label itself.
+* A pointwise judge (BOOL, ENUM, INT scale): one prompt, fitted on the label itself, or on a label
+  distribution (soft targets: a bigger judge's label probabilities, distilled).
+* A pointwise judge fitted on preference pairs (``preference``, a reward head): the two responses of a pair
+  are two rows of the input, each rendered alone; the head gives each response a reward ``r`` (the log-odds
+  of the judge's good label) and is fitted as Bradley-Terry, ``P(a preferred) = sigmoid(r(a) - r(b))``, which
+  is the row's ``p_a``: one minus its mirror's by construction.
 """
 
 from __future__ import annotations
@@ -17,14 +22,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from jurist.labels.vocabulary import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.errors import ConfigError
 from jurist.judges.judge import Judge
 from jurist.judges.pairwise import PairwiseJudge, first_present, order_average
 from jurist.judges.pairwise_pointwise import PointwisePairJudge, p_a_alone
+from jurist.labels.vocabulary import BOOL_LABELS, PAIRWISE_LABELS
 from jurist.records import LabelRequest
 
-Kind = Literal["pairwise", "pointwise_pair", "pointwise"]
+Kind = Literal["pairwise", "pointwise_pair", "pointwise", "preference"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,16 @@ class Shape:
     def pairwise(self) -> bool:
         return self.kind != "pointwise"
 
+    def preference(self) -> Shape:
+        """The shape of the same judge fitted on preference pairs (a reward head on its good label)."""
+        if self.kind != "pointwise" or len(self.labels) != 2:
+            raise ConfigError(
+                "a reward head (preference pairs) reads a judge with two labels (a BOOL judgment), "
+                f"not {', '.join(self.labels)}",
+                field="judge_params.judgment_type",
+            )
+        return Shape("preference", self.labels, ("a", "b"), self.yes)
+
     def prompt_targets(self, truth: int) -> list[int]:
         """The label index each of a row's prompts is fitted on, for the row-level class ``truth``."""
         if self.kind == "pairwise":  # class 0 = a: first in order ab, second in order ba
@@ -55,6 +70,10 @@ class Shape:
         (rows x prompts x labels)."""
         if self.kind == "pairwise":  # as the judge combines its two orders
             p_a = order_average(probs[:, 0, 0], probs[:, 1, 1])
+        elif self.kind == "preference":  # Bradley-Terry on the rewards, the log-odds of the good label
+            no = 1 - self.yes
+            reward = np.log(probs[:, :, self.yes]) - np.log(probs[:, :, no])
+            p_a = 1 / (1 + np.exp(reward[:, 1] - reward[:, 0]))
         elif self.kind == "pointwise_pair":
             p_a = p_a_alone(probs[:, 0, self.yes], probs[:, 1, self.yes])
         else:
@@ -89,7 +108,11 @@ def shape_of(judge: Judge) -> Shape:
         return Shape("pairwise", labels, ("a", "b"))
     if judge.kind.kind_name != "pointwise":
         raise ConfigError(f"judge {judge.name!r} is a {judge.kind.kind_name} judge; a probe head fits none")
-    return Shape("pointwise", labels, labels)
+    field = judge.parts.label_fields[0]
+    scores = field.scores or {}
+    names = list(field.labels or ())
+    best = max(range(len(names)), key=lambda i: scores.get(names[i]) or 0.0) if scores else 0
+    return Shape("pointwise", labels, labels, best)  # yes: the label that scores highest
 
 
 def row_class(shape: Shape, judge: Judge, label: Any) -> int | None:
@@ -122,7 +145,8 @@ def row_class(shape: Shape, judge: Judge, label: Any) -> int | None:
 @dataclass(frozen=True)
 class Examples:
     """The labelled rows a head is fitted on: their positions in the input, their prompts (rows x prompts
-    per row label requests), their row-level classes, and the answers' lengths for pairs."""
+    per row label requests), their row-level classes, the answers' lengths for pairs, and, for soft targets,
+    each row's class distribution (rows x classes; None: the classes alone)."""
 
     shape: Shape
     positions: list[int]
@@ -130,26 +154,41 @@ class Examples:
     truth: np.ndarray
     lengths: list[tuple[float, float] | None]
     skipped: dict[str, int]
+    soft: np.ndarray | None = None
 
     def subset(self, index: Sequence[int] | np.ndarray) -> Examples:
         """The examples at ``index`` (positions in these examples), e.g. one source's rows."""
+        chosen = np.asarray(index, dtype=int)
         return Examples(
             self.shape,
             [self.positions[i] for i in index],
             [self.requests[i] for i in index],
-            self.truth[np.asarray(index, dtype=int)],
+            self.truth[chosen],
             [self.lengths[i] for i in index],
             {},
+            None if self.soft is None else self.soft[chosen],
         )
+
+
+def _prompts(judge: Judge, row: Mapping[str, Any], count: int) -> list[LabelRequest] | None:
+    """A row's label requests (None when it cannot be rendered or gives another count)."""
+    try:
+        step = judge.start(row)
+    except Exception:  # a missing field or a bad row: the row is not an example
+        return None
+    sent = [r for r in step.requests if isinstance(r, LabelRequest)]
+    return sent if len(sent) == count else None
 
 
 def examples(judge: Judge, rows: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Examples:
     """The judge's prompts for every labelled row (rows without a usable label, or whose prompt cannot be
-    rendered, are counted in ``skipped`` by reason)."""
+    rendered, are counted in ``skipped`` by reason). A label may be a distribution over the judge's labels
+    (a mapping label -> probability: soft targets), as a bigger judge's label probabilities are."""
     shape = shape_of(judge)
     positions: list[int] = []
     requests: list[list[LabelRequest]] = []
     truth: list[int] = []
+    soft: list[np.ndarray] = []
     lengths: list[tuple[float, float] | None] = []
     skipped = {"unlabelled": 0, "unknown label": 0, "not rendered": 0}
     pair = getattr(judge.kind, "pair", None)
@@ -157,26 +196,83 @@ def examples(judge: Judge, rows: Sequence[Mapping[str, Any]], labels: Sequence[A
         if label is None:
             skipped["unlabelled"] += 1
             continue
-        cls = row_class(shape, judge, label)
+        distribution = _distribution(shape, judge, label) if isinstance(label, Mapping) else None
+        cls = int(distribution.argmax()) if distribution is not None else row_class(shape, judge, label)
         if cls is None:
             skipped["unknown label"] += 1
             continue
-        try:
-            step = judge.start(row)
-        except Exception:  # a missing field or a bad row: the row is not an example
-            skipped["not rendered"] += 1
-            continue
-        sent = [r for r in step.requests if isinstance(r, LabelRequest)]
-        if len(sent) != shape.prompts_per_row:
+        sent = _prompts(judge, row, shape.prompts_per_row)
+        if sent is None:
             skipped["not rendered"] += 1
             continue
         positions.append(position)
         requests.append(sent)
         truth.append(cls)
+        soft.append(distribution if distribution is not None else np.eye(len(shape.classes))[cls])
         if pair is not None:
             a = first_present(row, pair.response_a_field)
             b = first_present(row, pair.response_b_field)
             lengths.append(None if a is None or b is None else (float(len(str(a))), float(len(str(b)))))
         else:
             lengths.append(None)
-    return Examples(shape, positions, requests, np.asarray(truth, dtype=int), lengths, skipped)
+    given = any(isinstance(label, Mapping) for label in labels)
+    distributions = np.asarray(soft) if given and soft else None
+    return Examples(shape, positions, requests, np.asarray(truth, dtype=int), lengths, skipped, distributions)
+
+
+def _distribution(shape: Shape, judge: Judge, label: Mapping[str, Any]) -> np.ndarray | None:
+    """A label distribution as the judge's class probabilities (None when it names no class of the judge's
+    or sums to nothing)."""
+    if shape.pairwise:
+        raise ConfigError("soft targets (label distributions) fit a pointwise judge's head, not a pair's")
+    out = np.zeros(len(shape.classes))
+    for name, value in label.items():
+        cls = row_class(shape, judge, name)
+        if cls is None or value is None:
+            return None
+        out[cls] += float(value)
+    return out / out.sum() if out.sum() > 0 else None
+
+
+def preference_examples(
+    judge: Judge, rows: Sequence[Mapping[str, Any]], pairs: Sequence[Any], preferred: Sequence[Any]
+) -> Examples:
+    """Preference pairs for a reward head (:meth:`Shape.preference`): the input's rows are single responses,
+    ``pairs`` names each row's pair and ``preferred`` says whether people preferred it (a truthy label:
+    true, yes, 1; a falsy one: false, no, 0). A pair is two rows with one preferred; its ``a`` is the one that
+    comes first in the input. Pairs of another size, with no label, with both or neither preferred, or whose
+    prompts cannot be rendered are counted in ``skipped``."""
+    shape = shape_of(judge).preference()
+    grouped: dict[Any, list[int]] = {}
+    for position, pair in enumerate(pairs):
+        if pair is not None:
+            grouped.setdefault(pair, []).append(position)
+    found = Examples(shape, [], [], np.zeros(0, dtype=int), [], {"not a pair": 0, "no preference": 0})
+    found.skipped["not rendered"] = 0
+    truth: list[int] = []
+    for members in grouped.values():
+        flags = [_flag(preferred[i]) for i in members]
+        if len(members) != 2:
+            found.skipped["not a pair"] += 1
+            continue
+        if None in flags or flags[0] == flags[1]:
+            found.skipped["no preference"] += 1
+            continue
+        sent = [_prompts(judge, rows[i], 1) for i in members]
+        if sent[0] is None or sent[1] is None:
+            found.skipped["not rendered"] += 1
+            continue
+        found.positions.append(members[0])
+        found.requests.append([sent[0][0], sent[1][0]])
+        truth.append(0 if flags[0] else 1)
+        sizes = [sum(len(m.content) for m in request.messages) for request in found.requests[-1]]
+        found.lengths.append((float(sizes[0]), float(sizes[1])))  # the prompts differ by the response alone
+    return Examples(shape, found.positions, found.requests, np.asarray(truth, dtype=int), found.lengths,
+                    found.skipped)  # fmt: skip
+
+
+def _flag(label: Any) -> bool | None:
+    """A preference label as a flag (None: none, or not a yes/no value)."""
+    if label is None or isinstance(label, bool):
+        return label
+    return BOOL_LABELS.get(str(label).strip().lower())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -134,3 +135,64 @@ def _key(weights: str | None, judge: Judge, layers: tuple[int, ...], ids: Sequen
         digest.update(np.asarray(prompt, dtype=np.int64).tobytes())
         digest.update(b"|")
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class EngineStates:
+    """Every example prompt's state after one layer, read through the judge's engine: ``states`` (rows x
+    prompts x 1 x hidden size), the prompts run now (the others came from the cache) and the seconds they
+    took (the engine's start not counted)."""
+
+    states: np.ndarray
+    run: int
+    seconds: float
+
+
+def engine_states(
+    judge: Judge, found: Examples, layer: int, cache: Path, chunk: int = 256, factory: Any = None
+) -> EngineStates:
+    """The state after ``layer`` of every prompt of ``found``, through the hidden-state path of the engine
+    the judge names (:class:`~jurist.records.StateRequest`: on vLLM, the pooling runner on the model cut
+    after ``layer``), ``chunk`` prompts at a time. Each chunk is kept in ``cache`` (a folder) as soon as it
+    is done, under a hash of the model, the judge's prompt and answer, the layer and the chunk's prompts, so
+    a run stopped part way resumes where it stopped and a second fit on the same rows runs nothing. An
+    engine that answers a prompt with no state (longer than its context, say) stops the pass, naming the
+    input row. ``factory``: what makes the backend (default :func:`jurist.backends.create_backend`)."""
+    from jurist.backends import create_backend
+    from jurist.backends.base import call
+    from jurist.records import EngineUse, HiddenState, StateRequest
+
+    per_row = found.shape.prompts_per_row
+    requests = [StateRequest(r.messages, layer, r.answer_prefix) for row in found.requests for r in row]
+    config = judge.config.inference_config
+    config = config.model_copy(update={"use": EngineUse(hidden_states_layer=layer)})
+    identity = [config.model.model_name, config.model.revision, judge.prompt_hash, judge.schema_hash, layer]
+    cache.mkdir(parents=True, exist_ok=True)
+    backend, parts, run, seconds = None, [], 0, 0.0
+    try:
+        for start in range(0, len(requests), chunk):
+            batch = requests[start : start + chunk]
+            digest = hashlib.sha256(json.dumps([identity, [repr(r) for r in batch]]).encode()).hexdigest()
+            path = cache / f"states-{digest[:24]}.npy"
+            if path.is_file():
+                parts.append(np.load(path, allow_pickle=False))
+                continue
+            backend = backend or (factory or create_backend)(config)
+            began = time.perf_counter()
+            answers: list[HiddenState] = call(backend, StateRequest, batch)  # type: ignore[assignment]
+            seconds += time.perf_counter() - began
+            run += len(batch)
+            for offset, answer in enumerate(answers):
+                if answer.values is None:
+                    row = found.positions[(start + offset) // per_row]
+                    raise InputError(f"input row {row}: no hidden state ({answer.error}); drop the row")
+            values = np.stack([np.asarray(a.values, dtype=np.float32) for a in answers])
+            scratch = path.with_suffix(".tmp.npy")
+            np.save(scratch, values)
+            scratch.replace(path)  # a chunk is whole or absent
+            parts.append(values)
+    finally:
+        if backend is not None:
+            backend.close()
+    states = np.concatenate(parts).reshape(len(found.requests), per_row, 1, -1)
+    return EngineStates(states, run, seconds)

@@ -27,6 +27,7 @@ from jurist.models.probe_head import LinearHead
 from jurist.probe.examples import Examples, Shape
 from jurist.stats.baselines import fitted_length_rule, fitted_majority
 from jurist.stats.calibration import expected_calibration_error
+from jurist.stats.ranking import spearman
 from jurist.stats.share import Share
 
 DEFAULT_CS = (0.003, 0.03, 0.3, 3.0)
@@ -57,22 +58,40 @@ class FitResult:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def train(shape: Shape, states: np.ndarray, truth: np.ndarray, c: float) -> LinearHead:
-    """A head on rows' prompt states (rows x prompts x hidden size) and row classes."""
-    return train_path(shape, states, truth, (c,))[0]
+def train(
+    shape: Shape, states: np.ndarray, truth: np.ndarray, c: float, soft: np.ndarray | None = None
+) -> LinearHead:
+    """A head on rows' prompt states (rows x prompts x hidden size) and row classes (or, for a pointwise
+    judge, class distributions ``soft``: rows x classes)."""
+    return train_path(shape, states, truth, (c,), soft)[0]
 
 
-def train_path(shape: Shape, states: np.ndarray, truth: np.ndarray, cs: Sequence[float]) -> list[LinearHead]:
+def train_path(
+    shape: Shape,
+    states: np.ndarray,
+    truth: np.ndarray,
+    cs: Sequence[float],
+    soft: np.ndarray | None = None,
+) -> list[LinearHead]:
     """One head per C of ``cs`` on the same rows (as :func:`train`), fitted in order of increasing C, each
     started from the previous one's weights: the weaker the regularisation, the more iterations a fit
-    from zero needs (3.5x less time over the default grid, measured on 500 LLMBar pairs)."""
+    from zero needs (3.5x less time over the default grid, measured on 500 LLMBar pairs). Soft targets are
+    the cross-entropy with each row's class distribution: every (prompt, class) is a sample weighted by the
+    class's probability. A preference shape is fitted as Bradley-Terry (:func:`_preference_path`)."""
     from sklearn.linear_model import LogisticRegression
 
     x = states.reshape(-1, states.shape[-1]).astype(np.float64)
-    y = np.asarray([t for cls in truth for t in shape.prompt_targets(int(cls))])
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-8] = 1.0
+    if shape.kind == "preference":
+        return _preference_path(shape, (states - mean) / scale, truth, cs, mean, scale)
+    if soft is None:
+        y = np.asarray([t for cls in truth for t in shape.prompt_targets(int(cls))])
+        weights = np.ones(len(y))
+    else:  # one prompt per row: a sample per (row, class) with some probability
+        rows, y = np.nonzero(soft > 0)
+        x, weights = x[rows], soft[rows, y]
     labels = len(shape.labels)
     present = sorted(set(y.tolist()))
     if len(present) == 1:
@@ -85,7 +104,7 @@ def train_path(shape: Shape, states: np.ndarray, truth: np.ndarray, cs: Sequence
     heads: dict[float, LinearHead] = {}
     for c in sorted(set(cs)):
         model.set_params(C=c)
-        model.fit(standard, y)
+        model.fit(standard, y, sample_weight=weights)
         coef = np.zeros((labels, x.shape[1]))
         intercept = np.full(labels, -30.0)
         if len(present) == 2:  # scikit-learn's binary model: one row of logits for the second class
@@ -95,6 +114,33 @@ def train_path(shape: Shape, states: np.ndarray, truth: np.ndarray, cs: Sequence
             for row, cls in enumerate(model.classes_):
                 coef[int(cls)] = model.coef_[row]
                 intercept[int(cls)] = model.intercept_[row]
+        heads[c] = LinearHead(mean, scale, coef, intercept)
+    return [heads[c] for c in cs]
+
+
+def _preference_path(
+    shape: Shape, z: np.ndarray, truth: np.ndarray, cs: Sequence[float], mean: np.ndarray, scale: np.ndarray
+) -> list[LinearHead]:
+    """Bradley-Terry reward heads: ``r(x) = w . z(x) + b`` with ``P(a preferred) = sigmoid(r(a) - r(b))``, a
+    logistic regression without intercept on the pairs' differences ``z(a) - z(b)`` (each pair also
+    mirrored, so no side is favoured). ``b`` centres the rewards of the training responses on zero, so the
+    head's good label has probability ``sigmoid(r)``: above one half for a response better than the typical
+    one it was fitted on. As label logits: ``r`` on the good label, 0 on the other."""
+    from sklearn.linear_model import LogisticRegression
+
+    difference = z[:, 0] - z[:, 1]
+    x = np.concatenate([difference, -difference])
+    y = np.concatenate([truth == 0, truth != 0]).astype(int)
+    model = LogisticRegression(max_iter=2000, warm_start=True, fit_intercept=False)
+    heads: dict[float, LinearHead] = {}
+    for c in sorted(set(cs)):
+        model.set_params(C=c)
+        model.fit(x, y)
+        w = model.coef_[0]
+        coef = np.zeros((2, z.shape[-1]))
+        coef[shape.yes] = w
+        intercept = np.zeros(2)
+        intercept[shape.yes] = -float(np.mean(z.reshape(-1, z.shape[-1]) @ w))
         heads[c] = LinearHead(mean, scale, coef, intercept)
     return [heads[c] for c in cs]
 
@@ -114,7 +160,12 @@ def _accuracy(probs: np.ndarray, truth: np.ndarray) -> float:
 
 
 def choose(
-    shape: Shape, states: np.ndarray, truth: np.ndarray, settings: FitSettings, rng: np.random.Generator
+    shape: Shape,
+    states: np.ndarray,
+    truth: np.ndarray,
+    settings: FitSettings,
+    rng: np.random.Generator,
+    soft: np.ndarray | None = None,
 ) -> tuple[int, float, dict[tuple[int, float], float]]:
     """The layer (index into the features' layers) and C with the best cross-validated row accuracy on
     these rows (ties: the earlier layer, then the stronger regularisation), and every candidate's accuracy."""
@@ -124,7 +175,9 @@ def choose(
         right = dict.fromkeys(settings.cs, 0)
         for test in folds:
             train_rows = np.setdiff1d(np.arange(len(truth)), test)
-            heads = train_path(shape, states[train_rows, :, li], truth[train_rows], settings.cs)
+            heads = train_path(
+                shape, states[train_rows, :, li], truth[train_rows], settings.cs, _at(soft, train_rows)
+            )
             for c, head in zip(settings.cs, heads, strict=True):
                 probs = row_probabilities(shape, head, states[test, :, li])
                 right[c] += int(np.sum(probs.argmax(axis=1) == truth[test]))
@@ -140,7 +193,7 @@ def fit(
 ) -> FitResult:
     """Choose, measure and fit a head (see the module docstring). ``states``: rows x prompts x layers x
     hidden size; ``own``: the judge's own label probabilities (rows x prompts x labels) or None."""
-    shape, truth = found.shape, found.truth
+    shape, truth, soft = found.shape, found.truth, found.soft
     n = len(truth)
     if n < 2 * settings.folds or len(set(truth.tolist())) < 2:
         raise InputError(
@@ -157,15 +210,15 @@ def fit(
     chosen: list[int] = []
     for test in outer:
         train_rows = np.setdiff1d(np.arange(n), test)
-        li, c, _ = choose(shape, states[train_rows], truth[train_rows], settings, rng)
+        li, c, _ = choose(shape, states[train_rows], truth[train_rows], settings, rng, _at(soft, train_rows))
         chosen.append(layers[li])
-        head = train(shape, states[train_rows, :, li], truth[train_rows], c)
+        head = train(shape, states[train_rows, :, li], truth[train_rows], c, _at(soft, train_rows))
         head_probs[test] = row_probabilities(shape, head, states[test, :, li])
         majority_right[test] = fitted_majority(classes, train_rows.tolist(), test.tolist())
         if paired:
             length_right[test] = fitted_length_rule(found.lengths, sides, train_rows.tolist(), test.tolist())
-    li, c, grid = choose(shape, states, truth, settings, rng)
-    head = train(shape, states[:, :, li], truth, c)
+    li, c, grid = choose(shape, states, truth, settings, rng, soft)
+    head = train(shape, states[:, :, li], truth, c, soft)
     correct = head_probs.argmax(axis=1) == truth
     confidence = head_probs.max(axis=1)
     report: dict[str, Any] = {
@@ -180,8 +233,10 @@ def fit(
         "confidence_auc": _auc(confidence, correct),
         "baselines": {"majority": Share.of(majority_right).as_dict()},
         "by_layer": accuracy_by_layer(grid, layers, settings.cs),
-        "learning_curve": learning_curve(shape, states[:, :, li], truth, c, settings),
+        "learning_curve": learning_curve(shape, states[:, :, li], truth, c, settings, soft),
     }
+    if soft is not None:  # distilled: how the head's probabilities follow the targets' on unseen rows
+        report["target_probability"] = probability_agreement(head_probs, soft)
     if paired:
         report["baselines"]["length_rule"] = Share.of(length_right).as_dict()
     if own is not None:
@@ -193,7 +248,12 @@ def fit(
 
 
 def learning_curve(
-    shape: Shape, states: np.ndarray, truth: np.ndarray, c: float, settings: FitSettings
+    shape: Shape,
+    states: np.ndarray,
+    truth: np.ndarray,
+    c: float,
+    settings: FitSettings,
+    soft: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """Accuracy on the other rows of a head fitted on k random rows, for each k of the curve below the row
     count, averaged over ``repeats`` draws (the layer and C fixed at the fit's choice)."""
@@ -209,11 +269,28 @@ def learning_curve(
             train_rows, test = order[:k], order[k:]
             if len(set(truth[train_rows].tolist())) < 2:
                 continue
-            head = train(shape, states[train_rows], truth[train_rows], c)
+            head = train(shape, states[train_rows], truth[train_rows], c, _at(soft, train_rows))
             accuracies.append(_accuracy(row_probabilities(shape, head, states[test]), truth[test]))
         if accuracies:
             out.append({"labels": k, "accuracy": float(np.mean(accuracies)), "draws": len(accuracies)})
     return out
+
+
+def _at(soft: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    return None if soft is None else soft[rows]
+
+
+def probability_agreement(probs: np.ndarray, targets: np.ndarray) -> dict[str, Any]:
+    """How a head's class probabilities (rows x classes, measured on rows it did not see) follow target
+    distributions: Spearman's correlation of the expected class index (the first class's probability, for
+    two), with its 95 % interval (:func:`jurist.stats.ranking.spearman`), and the mean absolute difference of
+    the probabilities."""
+    index = np.arange(probs.shape[1])
+    head, target = (probs @ index, targets @ index) if probs.shape[1] > 2 else (probs[:, 0], targets[:, 0])
+    return {
+        **spearman(head, target).as_dict(),
+        "mean_absolute_difference": float(np.mean(np.abs(probs - targets))),
+    }
 
 
 def accuracy_by_layer(

@@ -4,10 +4,13 @@ verdicts) -> features (:mod:`.features`) -> a chosen and measured head (:mod:`.f
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from jurist.backends import check_capability
 from jurist.config.loading import load_judge_config
@@ -17,17 +20,22 @@ from jurist.io.readers import read_input
 from jurist.judges.judge import Judge
 from jurist.labels.source import LabelSource
 from jurist.models.probe_head import ProbeHead, ProbeModel
-from jurist.probe.examples import examples
-from jurist.probe.features import default_layers, extract
-from jurist.probe.fit import FitSettings, fit
+from jurist.probe.examples import examples, preference_examples
+from jurist.probe.features import default_layers, engine_states, extract
+from jurist.probe.fit import FitSettings, accuracy_by_layer, choose, fit
 
 
 @dataclass(frozen=True)
 class ProbeFit:
     """Everything a fit needs. ``config``: a judge config (path or built-in name) with ``overrides``; its
     scoring becomes LOGPROBS for the fit (the head reads the prompt LOGPROBS reads). ``labels``: a column of
-    the input, a labels file or a bigger judge's verdicts, matched on the rows' ids (``id_column`` of the
-    input, else its ``row_id`` or ``id``, else positions: :class:`~jurist.labels.source.LabelSource`)."""
+    the input, a labels file or a bigger judge's verdicts (their label probabilities where they wrote them:
+    soft targets), matched on the rows' ids (``id_column`` of the input, else its ``row_id`` or ``id``, else
+    positions: :class:`~jurist.labels.source.LabelSource`). ``pairs``: a column naming each row's
+    preference pair, which fits a reward head on those pairs (each row one response; its label says whether
+    people preferred it). ``pilot``: choose the layer on that many rows with the multi-layer transformers
+    pass, then read every row's state at that layer through the judge's engine (on vLLM, its pooling runner
+    on the model cut there), chunked and cached beside the head."""
 
     config: str
     input: Path
@@ -38,28 +46,50 @@ class ProbeFit:
     layers: tuple[int, ...] | None = None
     settings: FitSettings = field(default_factory=FitSettings)
     batch_size: int | None = None
+    pairs: str | None = None
+    pilot: int | None = None
 
 
 def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
     """Fit a head as ``job`` says, write it to ``job.output`` and return it with the fit's report."""
     overrides = {**job.overrides, "judge_params.scoring": "LOGPROBS", "judge_params.probe": None}
     judge = Judge(load_judge_config(job.config, overrides))
-    data = read_input(job.input)
-    rows = data.rows()
-    labels, source = _labels(job, data.table, len(rows))
-    found = examples(judge, rows, labels)
+    rows = read_input(job.input).rows()
+    labels, source = _labels(job, rows)
+    if job.pairs is not None:
+        found = preference_examples(judge, rows, [row.get(job.pairs) for row in rows], labels)
+    else:
+        found = examples(judge, rows, labels)
+    pilot = (
+        found if job.pilot is None else found.subset(_pilot_rows(len(found.truth), job.pilot, job.settings))
+    )
     backend = _backend(judge, job.batch_size)
     try:
-        total = int(backend.text_config.num_hidden_layers)
-        layers = job.layers or default_layers(total)
-        cache = job.output.with_name(job.output.name + ".features.npz")
-        feats = extract(judge, found, backend, layers, cache)
+        layers = job.layers or default_layers(int(backend.text_config.num_hidden_layers))
+        began = time.perf_counter()
+        feats = extract(
+            judge, pilot, backend, layers, job.output.with_name(job.output.name + ".features.npz")
+        )
+        passes = {"transformers": _pass(len(pilot.truth), feats.layers, time.perf_counter() - began)}
     finally:
         backend.close()
-    result = fit(found, feats.states, feats.own, feats.layers, job.settings)
+    if job.pilot is None:
+        result = fit(found, feats.states, feats.own, feats.layers, job.settings)
+    else:  # the layer from the pilot, every row's state at it through the engine
+        rng = np.random.default_rng(job.settings.seed)
+        li, _, grid = choose(pilot.shape, feats.states, pilot.truth, job.settings, rng, pilot.soft)
+        layer = feats.layers[li]
+        read = engine_states(judge, found, layer, job.output.with_name(job.output.name + ".states"))
+        passes["engine"] = _pass(read.run // found.shape.prompts_per_row, (layer,), read.seconds)
+        result = fit(found, read.states, None, (layer,), job.settings)
+        by_layer = accuracy_by_layer(grid, feats.layers, job.settings.cs)
+        result.report["pilot"] = {"rows": len(pilot.truth), "by_layer": by_layer}
+    objective = "labels" if found.soft is None else "label distributions"
     report = {
         **result.report,
         "labels": source,
+        "objective": "preference pairs" if job.pairs else objective,
+        "feature_passes": passes,
         "judge": judge.name,
         "model": feats.model,
         "kind": found.shape.kind,
@@ -77,18 +107,38 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         scale=tuple(result.head.scale.tolist()),
         coef=tuple(tuple(row) for row in result.head.coef.tolist()),
         intercept=tuple(result.head.intercept.tolist()),
-        fit={"c": result.c, "layers_tried": list(feats.layers), "labels": source, "rows": len(found.truth)},
+        fit={
+            "c": result.c,
+            "layers_tried": list(feats.layers),
+            "labels": source,
+            "objective": report["objective"],
+            "rows": len(found.truth),
+        },
         metrics={k: v for k, v in report.items() if k not in ("model", "by_layer")},
     )
     head.save(job.output)
     return head, report
 
 
-def _labels(job: ProbeFit, table: Any, n: int) -> tuple[Sequence[Any], str]:
-    """One label per input row (an inconclusive verdict is none), and where they came from in words."""
+def _labels(job: ProbeFit, rows: Sequence[Mapping[str, Any]]) -> tuple[Sequence[Any], str]:
+    """One label per input row (an inconclusive verdict is none; a bigger judge's label distribution where it
+    wrote one), and where they came from in words."""
     if job.labels is None:
         raise InputError("give labels: --label-column (a column of the input), --labels FILE or --verdicts")
-    return job.labels.for_rows(table.to_pylist(), job.id_column), job.labels.describe("the input")
+    soft = job.labels.verdicts is not None and job.pairs is None
+    source = replace(job.labels, soft=True) if soft else job.labels
+    return source.for_rows(rows, job.id_column), source.describe("the input")
+
+
+def _pilot_rows(n: int, size: int, settings: FitSettings) -> np.ndarray:
+    """``size`` of ``n`` examples drawn at random (seeded), in order: the pilot the layer is chosen on."""
+    return np.sort(np.random.default_rng(settings.seed).permutation(n)[: min(size, n)])
+
+
+def _pass(rows: int, layers: Sequence[int], seconds: float) -> dict[str, Any]:
+    """A feature pass in figures: rows run now, layers read, seconds, rows per second."""
+    per_second = rows / seconds if rows and seconds > 0 else None
+    return {"rows": rows, "layers": list(layers), "seconds": round(seconds, 2), "rows_per_s": per_second}
 
 
 def _backend(judge: Judge, batch_size: int | None) -> Any:

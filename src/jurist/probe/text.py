@@ -23,7 +23,8 @@ def format_fit(report: Mapping[str, Any], output: str) -> str:
     lines = [
         f"probe head for judge {report.get('judge')!r} on {model.get('name')} "
         f"(layer {report['layer']} of {model.get('num_layers')}, C {report['c']:g}), "
-        f"fitted on {report['rows']} rows labelled by {report.get('labels')}",
+        f"fitted on {report['rows']} {'pairs' if report.get('kind') == 'preference' else 'rows'} "
+        f"labelled by {report.get('labels')} ({report.get('objective', 'labels')})",
         f"accuracy on rows the head did not see ({report['folds']}-fold nested cross-validation):",
     ]
     wanted = [
@@ -33,6 +34,13 @@ def format_fit(report: Mapping[str, Any], output: str) -> str:
         ("majority label", (report.get("baselines") or {}).get("majority")),
     ]
     lines += [line for name, found in wanted if (line := _line(name, found)) is not None]
+    target = report.get("target_probability")
+    if target and target.get("spearman") is not None:
+        lines.append(
+            f"  its probabilities against the targets' on those rows: Spearman {target['spearman']:.3f} "
+            f"[{target['low']:.3f}, {target['high']:.3f}], mean absolute difference "
+            f"{target['mean_absolute_difference']:.3f}"
+        )
     auc, own_auc = report.get("confidence_auc"), report.get("own_confidence_auc")
     ece = report.get("ece")
     calibration = f"calibration: ECE {ece:.3f}" if ece is not None else "calibration: -"
@@ -53,6 +61,9 @@ def format_fit(report: Mapping[str, Any], output: str) -> str:
             "learning curve (labels: accuracy on the other rows): "
             + ", ".join(f"{p['labels']}: {100 * p['accuracy']:.1f} %" for p in curve)
         )
+    for name, found in (report.get("feature_passes") or {}).items():
+        speed = f", {found['rows_per_s']:.2f} rows/s" if found.get("rows_per_s") else " (from the cache)"
+        lines.append(f"feature pass ({name}, layers {found['layers']}): {found['rows']} rows{speed}")
     skipped = {k: v for k, v in (report.get("skipped") or {}).items() if v}
     if skipped:
         lines.append("rows left out: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))

@@ -9,7 +9,6 @@ columns (for lengths and the rows shown).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -299,8 +298,3 @@ def throughput(results: ResultTable) -> dict[str, Any]:
         if counts:
             out["tokens"][judge.name] = counts
     return out
-
-
-def status_counts(results: ResultTable) -> dict[str, dict[str, int]]:
-    """Per judge, its rows by status."""
-    return {j.name: dict(Counter(results.values(j.status))) for j in results.judges if j.has("status")}
