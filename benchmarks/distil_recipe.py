@@ -21,14 +21,17 @@ at random (seed 0): 500 pairs (1,000 rows) to fit on, the other 119 pairs (238 r
 4. Cost per row in one run, the same 238 rows one after the other: the teacher in LOGPROBS, the head in
    PROBE, the student's prompted judge in LOGPROBS (rows/s of each, from their run summaries).
 5. Against people, on the 119 held-out pairs: how often each scorer ranks the preferred response higher,
-   beside a reward head fitted as Bradley-Terry on people's 500 fit pairs (``probe fit --pairs``) and the
-   length rule and first-shown baselines; the reward head's antisymmetry on the held-out pairs.
+   beside a reward head fitted as Bradley-Terry on people's 500 fit pairs (``probe fit --pairs``), the
+   pointwise-prompt head fitted on the same pairs (``pairwise/preference`` in its pointwise mode: each answer
+   alone, Yes for the preferred one) and the length rule and first-shown baselines; the reward head's
+   antisymmetry on the held-out pairs.
 6. A certified cascade toward the teacher: the head first, the teacher where the head is unsure,
    calibrated on 100 held-out rows' teacher verdicts (target 0.9 agreement, delta 0.1), judged over the
    other 138 with ``jurist bench --cascade`` against the teacher alone: the certified target, the share the
    head decides, agreement with the teacher and the time saved.
 
-Results go to ``--out`` with the command that made them.
+Every step's output is kept in ``--work``; a rerun reuses what is there (``--fresh-costs`` runs step 4's
+three runs again). Results go to ``--out`` with the command that made them.
 """
 
 from __future__ import annotations
@@ -128,35 +131,17 @@ def judged(work: Path, name: str, rows: Path, model: str, *extra: str, fresh: bo
     }
 
 
-def fit_head(work: Path, name: str, rows: Path, *labels: str) -> dict[str, Any]:
-    head = work / f"{name}.json"
-    report = work / f"{name}.report.json"
+def probe_fit(head: Path, report: Path, *args: str) -> None:
+    """``jurist probe fit --json`` (unless its head exists), its report kept beside the head."""
     if not head.exists():
-        with report.open("w") as handle:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "jurist",
-                    "probe",
-                    "fit",
-                    "-c",
-                    JUDGE,
-                    "-i",
-                    str(rows),
-                    "-o",
-                    str(head),
-                    "--model",
-                    SMALL,
-                    "--id-column",
-                    "id",
-                    "--json",
-                    *labels,
-                    *ENGINE,
-                ],
-                check=True,
-                stdout=handle,
-            )
+        command = [sys.executable, "-m", "jurist", "probe", "fit", "-o", str(head), "--json", *args, *ENGINE]
+        report.write_text(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+
+def fit_head(work: Path, name: str, rows: Path, *labels: str) -> dict[str, Any]:
+    """The student's head on ``rows`` (reused when it exists): the head and the fit's report."""
+    head, report = work / f"{name}.json", work / f"{name}.report.json"
+    probe_fit(head, report, "-c", JUDGE, "-i", str(rows), "--model", SMALL, "--id-column", "id", *labels)
     return {"path": head, "report": json.loads(report.read_text())}
 
 
@@ -223,6 +208,7 @@ def main() -> None:
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/jurist-distil"))
     parser.add_argument("--out", type=Path, default=RESULTS / "distil_recipe.json")
+    parser.add_argument("--fresh-costs", action="store_true", help="Run step 4's timed runs again.")
     args = parser.parse_args()
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
@@ -281,7 +267,7 @@ def main() -> None:
 
     # 3-4. the held-out rows, judged one run after another (cost per row), against the teacher's grades
     held_teacher = judged(
-        work, "held_teacher", held_path, LARGE, "--judge_params.scoring", "LOGPROBS", fresh=True
+        work, "held_teacher", held_path, LARGE, "--judge_params.scoring", "LOGPROBS", fresh=args.fresh_costs
     )
     held_head = judged(
         work,
@@ -292,10 +278,10 @@ def main() -> None:
         "PROBE",
         "--judge_params.probe",
         str(distilled["path"]),
-        fresh=True,
+        fresh=args.fresh_costs,
     )
     held_prompted = judged(
-        work, "held_prompted", held_path, SMALL, "--judge_params.scoring", "LOGPROBS", fresh=True
+        work, "held_prompted", held_path, SMALL, "--judge_params.scoring", "LOGPROBS", fresh=args.fresh_costs
     )
     held_reward = judged(
         work,
@@ -344,6 +330,8 @@ def main() -> None:
     }
 
     # 5. against people, on the held-out pairs
+    pointwise = pointwise_prompt_head(work, fit_pairs, held_pairs, rows)
+    results["pointwise_prompt_head"] = pointwise["report"]
     everyone = {
         "teacher": teacher["scores"],
         "distilled_head": held_head["scores"],
@@ -352,6 +340,7 @@ def main() -> None:
         "longer_answer": length,
     }
     people: dict[str, Any] = {name: pair_accuracy(s, held_pairs, preferred) for name, s in everyone.items()}
+    people["pointwise_prompt_head_people"] = pointwise["accuracy"]
     fit_pref = [preferred[p] for p in fit_pairs]
     people["first_shown_(a)"] = pair_accuracy(
         {f"{p}:{s}": float(s == "a") for p in held_pairs for s in "ab"}, held_pairs, preferred
@@ -370,9 +359,85 @@ def main() -> None:
     results["against_people"] = people
 
     # 6. the cascade toward the teacher
-    results["cascade"] = cascade(work, distilled["path"], held, teacher)
+    done = work / "cascade.json"
+    if not done.exists():
+        done.write_text(json.dumps(cascade(work, distilled["path"], held, teacher), indent=1))
+    results["cascade"] = json.loads(done.read_text())
     write(results, args.out)
     print(json.dumps({k: results[k] for k in ("against_teacher", "cost", "against_people")}, indent=1))
+
+
+def pointwise_prompt_head(
+    work: Path, fit_pairs: list[str], held_pairs: list[str], rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The head ``probe_heads.py`` fits on people's pairs, for comparison with the reward head: the pairwise
+    judge in its pointwise mode (each answer alone, the preferred one fitted on Yes), on the fit pairs as
+    LLMBar rows, judged on the held-out pairs in scoring PROBE (its p_a; a pair's winner)."""
+    by_pair: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        entry = by_pair.setdefault(r["pair"], {"id": r["pair"], "input": r["request"]})
+        entry["output_1" if r["side"] == "a" else "output_2"] = r["response"]
+        if r["preferred"]:
+            entry["label"] = 1 if r["side"] == "a" else 2
+    fit_path = write_jsonl(work / "pairs_fit.jsonl", [by_pair[p] for p in fit_pairs])
+    held_path = write_jsonl(work / "pairs_held.jsonl", [by_pair[p] for p in held_pairs])
+    mode = ["--pairwise_judge_params.mode", "pointwise", "--pairwise_judge_params.allow_tie", "false"]
+    head, report = work / "head_pointwise_prompt.json", work / "head_pointwise_prompt.report.json"
+    probe_fit(
+        head,
+        report,
+        "-c",
+        "pairwise/preference",
+        "-i",
+        str(fit_path),
+        "--model",
+        SMALL,
+        "--id-column",
+        "id",
+        "--label-column",
+        "label",
+        "--pilot",
+        "100",
+        *mode,
+    )
+    out = work / "held_pointwise_prompt.parquet"
+    if not out.exists():
+        jurist(
+            "judge",
+            "dataset",
+            "-c",
+            "pairwise/preference",
+            "-i",
+            str(held_path),
+            "-o",
+            str(out),
+            "--model",
+            SMALL,
+            "--id-column",
+            "id",
+            "--overwrite",
+            "-q",
+            "--judge_params.scoring",
+            "PROBE",
+            "--judge_params.probe",
+            str(head),
+            *mode,
+            *ENGINE,
+        )
+    winners = {r["row_id"]: r["preference.winner"] for r in pq.read_table(out).to_pylist()}
+    right = sum(winners[p] == ("a" if by_pair[p]["label"] == 1 else "b") for p in held_pairs)
+    fitted = json.loads(report.read_text())
+    return {
+        "report": {
+            k: fitted.get(k) for k in ("rows", "layer", "c", "accuracy", "baselines", "feature_passes")
+        },
+        "accuracy": {
+            "accuracy": round(right / len(held_pairs), 4),
+            "ci95": wilson(right, len(held_pairs)),
+            "right": right,
+            "pairs": len(held_pairs),
+        },
+    }
 
 
 def learning_curve(

@@ -6,14 +6,14 @@
 They sit at the bottom of jurist: answer formats, rendering and judges build them, and every engine adapter
 (:mod:`jurist.backends`) reads them, without either depending on the other. The constraint travels in a
 neutral form: each backend translates it into its engine's arguments. Each request type names the backend
-method that answers it (``method``), the engine capability that method needs (``capability``: None for
-generation, which every engine has) and the answer a request gets when it cannot be answered
-(:meth:`failed`): the engine sends requests, and wrappers forward them, by these alone.
+method that answers it (``method``) and the engine capability that method needs (``capability``: None for
+generation, which every engine has); :data:`FAILED` makes the answer a request gets when it cannot be
+answered: the engine sends requests, and wrappers forward them, by these alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -124,9 +124,6 @@ class GenerationRequest:
     action: ClassVar[str] = "generate"
     capability: ClassVar[Capability | None] = None
 
-    @staticmethod
-    def failed(error: str) -> Completion:  # the answer when the request cannot be answered
-        return Completion("", "error", error=error)
 
 
 @dataclass(frozen=True)
@@ -168,9 +165,6 @@ class LabelRequest:
     action: ClassVar[str] = "score labels"
     capability: ClassVar[Capability | None] = "label_scores"
 
-    @staticmethod
-    def failed(error: str) -> LabelScores:  # the answer when the request cannot be answered
-        return LabelScores(None, "error", error=error)
 
 
 @dataclass(frozen=True)
@@ -195,9 +189,6 @@ class RewardRequest:
     action: ClassVar[str] = "run a reward model or classifier"
     capability: ClassVar[Capability | None] = "rewards"
 
-    @staticmethod
-    def failed(error: str) -> RewardScores:  # the answer when the request cannot be answered
-        return RewardScores(None, "error", error=error)
 
 
 @dataclass(frozen=True)
@@ -226,9 +217,6 @@ class StateRequest:
     action: ClassVar[str] = "read hidden states"
     capability: ClassVar[Capability | None] = "hidden_states"
 
-    @staticmethod
-    def failed(error: str) -> HiddenState:  # the answer when the request cannot be answered
-        return HiddenState(None, "error", error=error)
 
 
 @dataclass(frozen=True)
@@ -244,5 +232,14 @@ class HiddenState:
 
 Request = GenerationRequest | LabelRequest | RewardRequest | StateRequest
 Answer = Completion | LabelScores | RewardScores | HiddenState
+
+
+FAILED: Mapping[type[Request], Callable[[str], Answer]] = {
+    GenerationRequest: lambda error: Completion("", "error", error=error),
+    LabelRequest: lambda error: LabelScores(None, "error", error=error),
+    RewardRequest: lambda error: RewardScores(None, "error", error=error),
+    StateRequest: lambda error: HiddenState(None, "error", error=error),
+}
+"""Per request type, the answer a request gets when it cannot be answered (the error says why)."""
 REQUEST_TYPES: tuple[type[Request], ...] = (GenerationRequest, LabelRequest, RewardRequest, StateRequest)
 """Every request type, in the order the engine sends a round's requests."""

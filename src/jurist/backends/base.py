@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from jurist.records import (
+    FAILED,
     Answer,
     Completion,
     ConstraintKind,
@@ -93,10 +94,10 @@ class Forwarding:
 
 def call(backend: object, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
     """Requests of one type answered by the backend's method for it (``kind.method``), in order; when the
-    backend has no such method, each gets ``kind.failed`` saying so."""
+    backend has no such method, each gets a failed answer (:data:`~jurist.records.FAILED`) saying so."""
     method = getattr(backend, kind.method, None)
     if method is None:
         message = f"backend {type(backend).__name__} cannot {kind.action}"
-        return [kind.failed(message) for _ in requests]
+        return [FAILED[kind](message) for _ in requests]
     answers: list[Answer] = method(requests)
     return answers

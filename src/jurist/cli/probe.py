@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from jurist.cli.common import ConfigOpt, InputOpt, fail, overrides
-from jurist.cli.options import IdColumnOpt, JsonOpt, ModelOpt, label_options
+from jurist.cli.console import run_console
+from jurist.cli.options import IdColumnOpt, JsonOpt, ModelOpt, VerboseOpt, label_options
 from jurist.errors import JuristError
 from jurist.labels.source import LabelSource
 
@@ -48,6 +49,7 @@ def fit(
         ),
     ] = None,
     as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Fit a probe head on the judge model's hidden states from labelled rows, a bigger judge's verdicts
     (--verdicts: its label probabilities where it wrote them, distilled) or preference pairs (--pairs: a
@@ -55,7 +57,8 @@ def fit(
 
     The head reads the prompt the judge reads in LOGPROBS scoring; judge with it by `--judge_params.scoring
     PROBE --judge_params.probe HEAD`. Every number printed is measured on rows the head did not see (nested
-    cross-validation), beside the judge's own verdict and the baselines on the same rows.
+    cross-validation), beside the judge's own verdict and the baselines on the same rows. The libraries'
+    logs go to HEAD.log (--verbose: to the terminal too).
     """
     from jurist.probe.fit import FitSettings
     from jurist.probe.job import ProbeFit, fit_probe
@@ -80,8 +83,11 @@ def fit(
         pairs=pairs,
         pilot=pilot,
     )
+    log = output.with_name(output.name + ".log")  # the libraries' logs, as a run keeps them beside its output
     try:
-        _, report = fit_probe(job)
-    except JuristError as exc:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with run_console(log, verbose=verbose):
+            _, report = fit_probe(job)
+    except (JuristError, OSError) as exc:
         fail(exc)
     typer.echo(json.dumps(report, indent=1) if as_json else format_fit(report, str(output)))

@@ -21,7 +21,7 @@ from jurist.engine.plan import ChunkPlan, RowTask
 from jurist.errors import JuristError
 from jurist.judges.base import Step
 from jurist.judges.outputs import JudgeOutput
-from jurist.records import REQUEST_TYPES, Answer, Completion, GenerationRequest, Request
+from jurist.records import FAILED, REQUEST_TYPES, Answer, Completion, GenerationRequest, Request
 
 logger = logging.getLogger("jurist")
 R = TypeVar("R")
@@ -65,7 +65,7 @@ def answer(backend: Backend, requests: Sequence[Request]) -> list[Answer]:
 
         what = f"backend {backend.model_id}" + ("" if kind.method == "generate" else f" ({kind.action})")
         for i, found in zip(
-            chosen, isolated(send, [requests[i] for i in chosen], kind.failed, what), strict=True
+            chosen, isolated(send, [requests[i] for i in chosen], FAILED[kind], what), strict=True
         ):
             answers[i] = found
     return [a for a in answers if a is not None]

@@ -133,6 +133,8 @@ def row_class(shape: Shape, judge: Judge, label: Any) -> int | None:
     if isinstance(label, bool) or text.lower() in BOOL_LABELS:
         truth = label if isinstance(label, bool) else BOOL_LABELS[text.lower()]
         wanted = 1.0 if truth else 0.0
+        if not scores:  # a BOOL judgment's labels say yes or no themselves
+            return next((i for i, name in enumerate(names) if BOOL_LABELS.get(name.lower()) is truth), None)
     elif isinstance(label, int | float):
         wanted = float(label)
     if wanted is not None:

@@ -168,11 +168,13 @@ def choose(
     soft: np.ndarray | None = None,
 ) -> tuple[int, float, dict[tuple[int, float], float]]:
     """The layer (index into the features' layers) and C with the best cross-validated row accuracy on
-    these rows (ties: the earlier layer, then the stronger regularisation), and every candidate's accuracy."""
+    these rows (ties: the earlier layer, then the stronger regularisation), and every candidate's accuracy;
+    with soft targets, the best mean log-likelihood of the target distributions instead (what the head is
+    fitted to: a teacher that says Yes to most rows makes accuracy a poor judge of its probabilities)."""
     folds = folds_of(len(truth), settings.inner_folds, rng)
     scores: dict[tuple[int, float], float] = {}
     for li in range(states.shape[2]):
-        right = dict.fromkeys(settings.cs, 0)
+        total = dict.fromkeys(settings.cs, 0.0)
         for test in folds:
             train_rows = np.setdiff1d(np.arange(len(truth)), test)
             heads = train_path(
@@ -180,9 +182,12 @@ def choose(
             )
             for c, head in zip(settings.cs, heads, strict=True):
                 probs = row_probabilities(shape, head, states[test, :, li])
-                right[c] += int(np.sum(probs.argmax(axis=1) == truth[test]))
+                if soft is None:
+                    total[c] += float(np.sum(probs.argmax(axis=1) == truth[test]))
+                else:
+                    total[c] += float(np.sum(soft[test] * np.log(np.clip(probs, 1e-12, 1.0))))
         for c in settings.cs:
-            scores[(li, c)] = right[c] / len(truth)
+            scores[(li, c)] = total[c] / len(truth)
     best = max(scores.values())
     li, c = next(key for key, value in scores.items() if value == best)
     return li, c, scores
@@ -296,7 +301,8 @@ def probability_agreement(probs: np.ndarray, targets: np.ndarray) -> dict[str, A
 def accuracy_by_layer(
     grid: dict[tuple[int, float], float], layers: Sequence[int], cs: Sequence[float]
 ) -> dict[str, float]:
-    """Each layer's cross-validated accuracy at its best C (from :func:`choose`'s grid)."""
+    """Each layer's cross-validated accuracy at its best C (from :func:`choose`'s grid; with soft targets,
+    its mean log-likelihood of them)."""
     return {str(layers[li]): max(grid[(li, c)] for c in cs) for li in range(len(layers))}
 
 

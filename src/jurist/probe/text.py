@@ -49,8 +49,13 @@ def format_fit(report: Mapping[str, Any], output: str) -> str:
         if own_auc is not None:
             calibration += f" (the judge's own: {own_auc:.2f})"
     lines.append(calibration)
-    by_layer = report.get("by_layer") or {}
-    if by_layer:
+    by_layer = report.get("by_layer") or (report.get("pilot") or {}).get("by_layer") or {}
+    if by_layer and report.get("target_probability"):  # soft targets: chosen by their log-likelihood
+        lines.append(
+            "cross-validated mean log-likelihood of the targets by layer: "
+            + ", ".join(f"{layer}: {value:.3f}" for layer, value in by_layer.items())
+        )
+    elif by_layer:
         lines.append(
             "cross-validated accuracy by layer: "
             + ", ".join(f"{layer}: {100 * value:.1f} %" for layer, value in by_layer.items())
