@@ -185,7 +185,7 @@ def test_a_reward_head_from_pairs_scores_one_response_and_pairs_are_antisymmetri
     scores = [r["graded.score"] for r in table]
     assert all(0 < s < 1 for s in scores)
     kept = work["folder"] / "kept.parquet"
-    filtered = jurist("filter", out, "-o", kept, "--top-k", "3", "--by", "graded.score")
+    filtered = jurist("filter", out, "-o", kept, "--top-k", "3", "--by", "graded.score", "--judge-columns")
     assert filtered.returncode == 0, filtered.stderr
     assert sorted(r["graded.score"] for r in pq.read_table(kept).to_pylist()) == sorted(scores)[-3:]
     # on a pair, P(a) = sigmoid(r(a) - r(b)) with r the log-odds of Yes: a pair and its mirror add up to one

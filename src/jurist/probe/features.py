@@ -34,13 +34,14 @@ logger = logging.getLogger("jurist")
 class Features:
     """``states``: rows x prompts x layers x hidden size; ``own``: rows x prompts x labels (the judge's own
     label probabilities, renormalised over its labels), or None when the labels' first tokens coincide;
-    ``tokens``: each row's prompt tokens (all its prompts)."""
+    ``tokens``: each row's prompt tokens (all its prompts); ``cached``: read from the cache file, not run."""
 
     layers: tuple[int, ...]
     states: np.ndarray
     own: np.ndarray | None
     tokens: np.ndarray
     model: dict[str, Any]
+    cached: bool = False
 
 
 def default_layers(num_layers: int) -> tuple[int, ...]:
@@ -80,7 +81,7 @@ def extract(
         with np.load(cache, allow_pickle=False) as saved:
             if str(saved["key"]) == key:
                 own = saved["own"] if saved["own"].size else None
-                return Features(wanted, saved["states"], own, saved["tokens"], model)
+                return Features(wanted, saved["states"], own, saved["tokens"], model, cached=True)
     first_tokens = first_label_tokens(backend, flat[0])
     logger.info("probe features: %d prompts, layers %s", len(flat), list(wanted))
     states, logprobs = backend.states(ids, wanted, first_tokens or ())

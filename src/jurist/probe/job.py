@@ -70,7 +70,8 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         feats = extract(
             judge, pilot, backend, layers, job.output.with_name(job.output.name + ".features.npz")
         )
-        passes = {"transformers": _pass(len(pilot.truth), feats.layers, time.perf_counter() - began)}
+        run = 0 if feats.cached else len(pilot.truth)  # rows the pass ran now (none: from the cache)
+        passes = {"transformers": _pass(run, feats.layers, time.perf_counter() - began)}
     finally:
         backend.close()
     if job.pilot is None:
