@@ -15,6 +15,7 @@ answer the same way:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,6 +58,15 @@ class AnswerReader:
         self.max_tokens = max_tokens
         # fixed per judge, read on every row: computed once here
         self.contexts: dict[str, LabelContext] = {f.name: spec.label_context(f) for f in label_fields}
+        self._by_text = {
+            name: {text: label for label, text in context.texts.items()}
+            for name, context in self.contexts.items()
+        }
+        self._keys = {  # each label as a JSON key, for the raw answer of label scores
+            name: {label: json.dumps(label) for label in context.texts}
+            for name, context in self.contexts.items()
+        }
+        self._top_values: dict[str, Mapping[str, Any]] = {}  # a label answer's parsed values, by top label
 
     def read_answer(self, answer: object) -> Reading:
         """A completion or a LOGPROBS label-scores answer, read."""
@@ -119,11 +129,25 @@ class AnswerReader:
             return Reading("backend_error", error=scores.error or "no label scores", **tokens)
         f = self.label_fields[0]
         context = self.contexts[f.name]
-        by_text = {text: label for label, text in context.texts.items()}
+        by_text = self._by_text[f.name]
+        logprobs = scores.logprobs
         try:
-            found = distribution(f, {by_text[text]: lp for text, lp in scores.logprobs.items()})
+            found = distribution(f, {by_text[text]: lp for text, lp in logprobs.items()})
         except (KeyError, ValueError) as exc:
             return Reading("backend_error", error=f"unusable label scores: {exc}", **tokens)
-        parsed = parse_completion(self.spec.render_answer({f.name: found.top}), self.spec)
-        raw = json.dumps({label: scores.logprobs[context.texts[label]] for label in context.texts})
-        return Reading("ok", parsed.values, raw=raw, distributions={f.name: found}, **tokens)
+        values = self._top_values.get(found.top)
+        if values is None:
+            values = parse_completion(self.spec.render_answer({f.name: found.top}), self.spec).values
+            self._top_values[found.top] = values
+        raw = _json_object(
+            self._keys[f.name], {label: logprobs[text] for label, text in context.texts.items()}
+        )
+        return Reading("ok", dict(values), raw=raw, distributions={f.name: found}, **tokens)
+
+
+def _json_object(keys: Mapping[str, str], values: Mapping[str, Any]) -> str:
+    """``json.dumps(values)`` of a mapping whose keys are given as JSON already (``keys``), written directly
+    when every value is a finite float (as ``json.dumps`` writes one: its ``repr``)."""
+    if all(type(v) is float and math.isfinite(v) for v in values.values()):
+        return "{" + ", ".join(f"{keys[k]}: {float.__repr__(v)}" for k, v in values.items()) + "}"
+    return json.dumps(dict(values))

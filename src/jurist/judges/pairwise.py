@@ -144,7 +144,8 @@ class PairwiseJudge(OneCallKind):
     def namespaces(self, row: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The row's namespace for each order (A first, then B first)."""
         pair = self.pair
-        base = build_namespace(row)
+        # the row's derived families only where the prompt reads them: its other values are the row's own
+        base = build_namespace(row) if self.parts.prompt.reads_roots else dict(row)
         a = first_present(row, pair.response_a_field)
         b = first_present(row, pair.response_b_field)
         if a is None:

@@ -22,6 +22,7 @@ from jurist.config.models import JudgeConfig
 from jurist.records import (
     ALL_CONSTRAINT_KINDS,
     Answer,
+    Constraint,
     ConstraintKind,
     GenerationRequest,
     LabelRequest,
@@ -47,6 +48,7 @@ class JudgeParts:
         """What gives the answer's fields: the judge kind's ``output_fields``."""
         self.scoring: Scoring = scoring_for(config)
         """The judge's scoring mode: its requests, the reading of their answers, what it asks of an engine."""
+        self._constraints: dict[tuple[ConstraintKind, ...], Constraint | None] = {}
 
     @property
     def reads_labels(self) -> bool:
@@ -93,13 +95,20 @@ class JudgeParts:
     def scorer(self) -> Scorer:
         return Scorer(self.spec.fields, self.config.rubric_judge_params)
 
-    @property
+    @cached_property
     def max_tokens(self) -> int:
         """Tokens allowed per answer: max_new_tokens if set, else the schema's bound (guided) or 1024."""
         configured = self.config.inference_config.generation.max_new_tokens
         if configured is not None:
             return configured
         return self.spec.max_tokens() if self.spec.guided else UNGUIDED_MAX_TOKENS
+
+    def constraint(self, kinds: Sequence[ConstraintKind]) -> Constraint | None:
+        """The output spec's constraint for a backend accepting ``kinds``, built once per ``kinds``."""
+        key = tuple(kinds)
+        if key not in self._constraints:
+            self._constraints[key] = self.spec.constraint(key)
+        return self._constraints[key]
 
     def request(
         self, messages: tuple[Message, ...], kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS
@@ -144,6 +153,6 @@ class JudgeParts:
             frequency_penalty=gen.frequency_penalty,
             presence_penalty=gen.presence_penalty,
             stop=tuple(gen.stop_strings),
-            constraint=self.spec.constraint(kinds),
+            constraint=self.constraint(kinds),
             logprobs=TOP_LOGPROBS if self.label_fields else None,
         )

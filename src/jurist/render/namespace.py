@@ -160,6 +160,17 @@ def build_namespace(row: Mapping[str, Any]) -> dict[str, Any]:
     return ns
 
 
+def root_namespace(row: Mapping[str, Any], root: str) -> Any:
+    """What :func:`build_namespace` gives ``root`` (one of :data:`NAMESPACE_ROOTS`), building that family
+    alone (``log``'s is built from the other two)."""
+    if root == "input":
+        return _attach(row.get("input"), _input_family(row))
+    if root == "output":
+        return _attach(row.get("output"), _output_family(row))
+    inp = _input_family(row)
+    return _attach(row.get("log"), _log_family(row, inp, _output_family(row)))
+
+
 def side_object(value: Any) -> Mapping[str, Any] | None:
     """The object form of a pairwise side (evaluatorq's response: ``{"response": ..., "error": ...}``, or
     the same under ``output``), or None for a plain text side."""

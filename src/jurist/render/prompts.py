@@ -84,6 +84,12 @@ class PromptBuilder:
             for t in (self.system_template, self.user_template)
             for p in t.placeholders
         )
+        self.reads_roots = any(
+            p.root in NAMESPACE_ROOTS
+            for t in (self.system_template, self.user_template)
+            for p in t.placeholders
+        )
+        """Whether a placeholder reads the ``input``, ``output`` or ``log`` root (derived families)."""
         shots: list[Message] = []
         for example in jp.examples:
             shots.append(Message("user", self.user_template.render_lenient(build_namespace(example))))
