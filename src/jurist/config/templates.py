@@ -75,6 +75,20 @@ def _stringify(value: Any) -> str:
     return str(value)
 
 
+_TEXT, _OBJECT, _NAME, _DOTTED = range(4)
+"""How a compiled template part renders: literal text, a bare object name kept as text, a ``{name}`` (one
+step, rendered as text) and a ``{{path}}`` (looked up, rendered as :func:`format_value`)."""
+
+
+def _step(part: str | Placeholder) -> tuple[int, str, tuple[str, ...]]:
+    """A template part compiled for rendering: (kind, text, path)."""
+    if isinstance(part, str):
+        return _TEXT, part, ()
+    if part.literal:
+        return _OBJECT, part.text, part.path
+    return (_DOTTED if part.dotted else _NAME), part.text, part.path
+
+
 class Template:
     """A parsed template. Immutable; rendering never changes the row it is given."""
 
@@ -94,6 +108,9 @@ class Template:
         if pos < len(text):
             parts.append(text[pos:])
         self._parts = tuple(parts)
+        # compiled once for rendering: each part's kind, its text and its path
+        self._plan = tuple(_step(part) for part in parts)
+        self._static = text if not any(isinstance(p, Placeholder) for p in parts) else None
 
     @property
     def placeholders(self) -> tuple[Placeholder, ...]:
@@ -132,22 +149,25 @@ class Template:
 
     def render(self, row: Mapping[str, Any], notes: list[str] | None = None) -> str:
         """Fill every placeholder from ``row``; raise :class:`MissingValue` for an absent or null one."""
+        if self._static is not None:
+            return self._static
         out: list[str] = []
-        for part in self._parts:
-            if isinstance(part, str):
-                out.append(part)
+        plain = type(row) is dict  # a one-name path is then the row's own value: no lookup needed
+        for kind, text, path in self._plan:
+            if kind == _TEXT:
+                out.append(text)
                 continue
-            if part.literal:
+            if kind == _OBJECT:
                 if notes is not None:
-                    notes.append(f"{part.text} names an object, not a value; left as literal text")
-                out.append(part.text)
+                    notes.append(f"{text} names an object, not a value; left as literal text")
+                out.append(text)
                 continue
-            value = lookup(row, part.path)
+            value = row.get(path[0]) if plain and kind == _NAME else lookup(row, path)
             if isinstance(value, ValueWithFields):
                 value = value.value
             if value is None:
-                raise MissingValue(dotted_name(part.path))
-            out.append(format_value(value) if part.dotted else _stringify(value))
+                raise MissingValue(dotted_name(path))
+            out.append(format_value(value) if kind == _DOTTED else _stringify(value))
         return "".join(out)
 
     def render_lenient(self, row: Mapping[str, Any]) -> str:

@@ -22,7 +22,7 @@ from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
 from jurist.records import ALL_CONSTRAINT_KINDS, Answer, ConstraintKind, Request
-from jurist.render.namespace import NAMESPACE_ROOTS, root_namespace
+from jurist.render.namespace import NAMESPACE_ROOTS, namespace_value
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class JudgeKind(ABC):
             steps = tuple(path.split("."))
             value = lookup(row, steps)
             if value is None and steps[0] in NAMESPACE_ROOTS:  # e.g. output.error from an error column
-                value = lookup({steps[0]: root_namespace(row, steps[0])}, steps)
+                value = namespace_value(row, steps)
             if value not in (None, ""):
                 return str(value)
         return None

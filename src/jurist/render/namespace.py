@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.config.templates import MissingValue, TextWithFields, ValueWithFields
+from jurist.config.templates import MissingValue, TextWithFields, ValueWithFields, lookup
 from jurist.render.evaluatorq import (
     Item,
     answer_parts,
@@ -158,6 +158,16 @@ def build_namespace(row: Mapping[str, Any]) -> dict[str, Any]:
     ns["output"] = _attach(row.get("output"), out)
     ns["log"] = _attach(row.get("log"), log)
     return ns
+
+
+def namespace_value(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at ``path`` (under one of :data:`NAMESPACE_ROOTS`) of :func:`build_namespace`'s namespace,
+    building only that root's family; ``output.error`` (what a judge's ``target_error_field`` reads by
+    default, on every row) is read without building one."""
+    if path == ("output", "error"):
+        error = _target_error(row.get("output"))
+        return error if error is not None else row.get("error") or ""
+    return lookup({path[0]: root_namespace(row, path[0])}, path)
 
 
 def root_namespace(row: Mapping[str, Any], root: str) -> Any:
