@@ -67,8 +67,10 @@ class _Order:
 
 def first_present(row: Mapping[str, Any], candidates: Sequence[str]) -> Any:
     """The value of the first candidate column (or dotted path) the row has a non-null value for."""
+    plain = type(row) is dict
     for name in candidates:
-        value = lookup(row, tuple(name.split(".")))
+        # a plain row's column is its own value (what lookup finds for a one-step path)
+        value = row.get(name) if plain and "." not in name else lookup(row, tuple(name.split(".")))
         if value is not None:
             return value
     return None

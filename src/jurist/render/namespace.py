@@ -211,11 +211,15 @@ def side_namespace(value: Any, error: Any = None, name: str = "response_a") -> T
     calls_given = obj is not None and bool(obj.get("tool_calls") or obj.get("tools_called"))
     if not text_given and not calls_given and err is None:
         raise MissingValue(f"{name}.output.response")
-    if obj is None:
-        items = output_items("" if value is None else str(value))
+    if type(value) is str:  # a plain text side (most rows): what output_items and answer_parts give it
+        text, tools, transcript = value, [], [{"role": "assistant", "content": value}] if value else []
     else:
-        items = output_items({**obj, "tool_calls": obj.get("tool_calls") or obj.get("tools_called") or []})
-    text, tools, transcript = answer_parts(items)
+        if obj is None:
+            items = output_items("" if value is None else str(value))
+        else:
+            calls = obj.get("tool_calls") or obj.get("tools_called") or []
+            items = output_items({**obj, "tool_calls": calls})
+        text, tools, transcript = answer_parts(items)
     out: dict[str, Any] = {
         "response": text,
         "tools_called": tools,
