@@ -2,6 +2,7 @@
 memory it holds.
 
     python benchmarks/pipeline.py [--rows 100000 1000000] [--modes MODE ...] [--profile] [--out FILE]
+                                  [--baseline FILE LABEL]
 
 For each mode and size, a JSONL file of that many rows is judged through the scripted backend into Parquet,
 in a child process pinned to one core: reading, rendering, requests, parsing or reading label
@@ -15,7 +16,8 @@ memory; flat memory means the peak at 1M rows is close to the peak at 100k.
 records, per mode, the microseconds per row spent in each stage of the pipeline and the functions with the
 most time of their own (``profile`` in the results).
 
-Results go to ``benchmarks/results/pipeline.json`` (with the command that made them).
+Results go to ``benchmarks/results/pipeline.json`` (with the command that made them); ``--baseline FILE
+LABEL`` keeps the figures of an earlier run (another version of the code, say) beside them.
 """
 
 from __future__ import annotations
@@ -134,6 +136,12 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--profile", action="store_true", help="run the children under cProfile")
     parser.add_argument("--out", type=Path, default=RESULTS / "pipeline.json")
+    parser.add_argument(
+        "--baseline",
+        nargs=2,
+        metavar=("FILE", "LABEL"),
+        help="keep an earlier results file's figures beside these (under 'baseline', with LABEL: its code)",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--profile-to", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -162,6 +170,10 @@ def main() -> None:
                     per_size[sizes[-1]]["peak_rss_mib"] / per_size[sizes[0]]["peak_rss_mib"], 3
                 )
             results["modes"][mode] = per_size
+    if args.baseline:
+        earlier = json.loads(Path(args.baseline[0]).read_text())
+        label, command = args.baseline[1], earlier.get("command")
+        results["baseline"] = {"label": label, "command": command, "modes": earlier["modes"]}
     write(results, args.out)
 
 

@@ -211,8 +211,9 @@ def side_namespace(value: Any, error: Any = None, name: str = "response_a") -> T
     calls_given = obj is not None and bool(obj.get("tool_calls") or obj.get("tools_called"))
     if not text_given and not calls_given and err is None:
         raise MissingValue(f"{name}.output.response")
+    tools: list[dict[str, Any]] = []
     if type(value) is str:  # a plain text side (most rows): what output_items and answer_parts give it
-        text, tools, transcript = value, [], [{"role": "assistant", "content": value}] if value else []
+        text, transcript = value, [{"role": "assistant", "content": value}] if value else []
     else:
         if obj is None:
             items = output_items("" if value is None else str(value))
