@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -151,7 +152,7 @@ def main() -> None:
         return
     results: dict[str, Any] = {
         **header("pipeline"),
-        "command": " ".join(["python", "benchmarks/pipeline.py", *sys.argv[1:]]),
+        "command": shlex.join(["python", "benchmarks/pipeline.py", *sys.argv[1:]]),
         "judges": JUDGES,
         "backend": "scripted",
         "profiled": args.profile,
