@@ -199,3 +199,43 @@ def test_a_head_files_accuracy_reads_in_both_shapes(tmp_path: Path, accuracy: di
     assert "cross-validated accuracy 79.0 %" in judge.scoring.describe()
     x = np.ones((2, 4))
     np.testing.assert_array_equal(head.log_probabilities(x), head.linear.log_probabilities(x))
+
+
+def test_a_probe_run_reads_its_head_file_once_and_tells_the_engine_its_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head is read on the judge's side, once for the whole run (not per row, not again by the
+    backend); the backend is asked for states at the head's layer and never for label scores."""
+    import jurist.scoring.probe as probe_module
+    from jurist import Engine, ScriptedBackend
+    from jurist.models.probe_head import read_head
+
+    path = head_for(logprobs_judge()).save(tmp_path / "head.json")
+    reads: list[str] = []
+
+    def counted(where: str | Path) -> tuple[ProbeHead, str]:
+        reads.append(str(where))
+        return read_head(where)
+
+    monkeypatch.setattr(probe_module, "read_head", counted)
+    layers: list[int] = []
+
+    def states(request: Any) -> list[float]:
+        layers.append(request.layer)
+        return [0.1, -0.2, 0.3, 0.4]
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        "".join(json.dumps({"input": f"q{i}", "output_1": "a", "output_2": "b"}) + "\n" for i in range(12)),
+        encoding="utf-8",
+    )
+    config = {"judge_params.scoring": "PROBE", "judge_params.probe": str(path)}
+    backend = ScriptedBackend([], states=states)
+    summary = Engine(load_judge_config(PAIRWISE, config), backend).run_file(rows, tmp_path / "out.parquet")
+    assert summary.rows == 12
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "out.parquet").to_pylist()
+    assert {r["preference.status"] for r in table} == {"ok"}  # every answer came from a state
+    assert reads == [str(path)]
+    assert layers and set(layers) == {2}
