@@ -95,6 +95,12 @@ def _target_error(output: Any) -> str | None:
     return str(error)
 
 
+def _output_error(row: Mapping[str, Any]) -> Any:
+    """``output.error``: the target's own error (an output object's), else the row's ``error`` column."""
+    error = _target_error(row.get("output"))
+    return error if error is not None else row.get("error") or ""
+
+
 def _output_family(row: Mapping[str, Any]) -> dict[str, Any]:
     given = row.get("output")
     if given is None:  # the answer from columns: a response text, tool calls
@@ -103,12 +109,11 @@ def _output_family(row: Mapping[str, Any]) -> dict[str, Any]:
     else:
         items = output_items(given)
     response, tools, transcript = answer_parts(items)
-    error = _target_error(given)
     family: dict[str, Any] = {
         "response": response,
         "tools_called": tools,
         "messages": row.get("output_messages") or transcript,
-        "error": error if error is not None else row.get("error") or "",
+        "error": _output_error(row),
     }
     own = row.get("output")
     if isinstance(own, Mapping):  # the object's own keys win (but its text and error are read above)
@@ -165,8 +170,7 @@ def namespace_value(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     building only that root's family; ``output.error`` (what a judge's ``target_error_field`` reads by
     default, on every row) is read without building one."""
     if path == ("output", "error"):
-        error = _target_error(row.get("output"))
-        return error if error is not None else row.get("error") or ""
+        return _output_error(row)
     return lookup({path[0]: root_namespace(row, path[0])}, path)
 
 
