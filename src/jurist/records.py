@@ -125,7 +125,6 @@ class GenerationRequest:
     capability: ClassVar[Capability | None] = None
 
 
-
 @dataclass(frozen=True)
 class Completion:
     """The answer to one request.
@@ -166,7 +165,6 @@ class LabelRequest:
     capability: ClassVar[Capability | None] = "label_scores"
 
 
-
 @dataclass(frozen=True)
 class LabelScores:
     """The answer to a :class:`LabelRequest`: ``logprobs`` maps each label to log P(label | prompt) under
@@ -188,7 +186,6 @@ class RewardRequest:
     method: ClassVar[str] = "score_rewards"
     action: ClassVar[str] = "run a reward model or classifier"
     capability: ClassVar[Capability | None] = "rewards"
-
 
 
 @dataclass(frozen=True)
@@ -216,7 +213,6 @@ class StateRequest:
     method: ClassVar[str] = "hidden_states"
     action: ClassVar[str] = "read hidden states"
     capability: ClassVar[Capability | None] = "hidden_states"
-
 
 
 @dataclass(frozen=True)

@@ -110,10 +110,7 @@ def format_audit(report: Mapping[str, Mapping[str, Any]]) -> str:
             if buckets:
                 lines.append(
                     "  accuracy by length of a over b: "
-                    + "; ".join(
-                        f"{b['bucket']} {share_text(b)} ({b['trials']} rows)"
-                        for b in buckets
-                    )
+                    + "; ".join(f"{b['bucket']} {share_text(b)} ({b['trials']} rows)" for b in buckets)
                 )
             if agreement.get("undecided"):
                 lines.append(

@@ -87,9 +87,6 @@ class Timed(Forwarding):
             self.record.add(answer)
         return answers
 
-
-
-
     def describe(self) -> dict[str, Any]:
         method = getattr(self.inner, "describe", None)
         return dict(method()) if callable(method) else {}

@@ -86,9 +86,6 @@ class LazyBackend(Forwarding):
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         return self.real().generate(requests)
 
-
-
-
     def describe(self) -> dict[str, Any]:
         return describe(self._backend) if self._backend is not None else {"loaded": False}
 

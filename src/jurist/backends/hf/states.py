@@ -93,11 +93,14 @@ def padded_batches(
             input_ids[row, longest - len(ids) :] = torch.tensor(ids, dtype=torch.long)
             attention[row, longest - len(ids) :] = 1
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        yield batch, {
-            "input_ids": input_ids.to(device),
-            "attention_mask": attention.to(device),
-            "position_ids": positions.to(device),
-        }
+        yield (
+            batch,
+            {
+                "input_ids": input_ids.to(device),
+                "attention_mask": attention.to(device),
+                "position_ids": positions.to(device),
+            },
+        )
 
 
 def _hidden_size(model: Any) -> int:

@@ -338,8 +338,6 @@ class DataParallelBackend(Forwarding):
         worker. A worker whose batch raises makes this call raise (the engine then narrows it down)."""
         return self._call("generate", list(requests))
 
-
-
     def forward(self, kind: type[Request], requests: Sequence[Request]) -> list[Answer]:
         """Label scores, hidden states and rewards, spread over workers like :meth:`generate`."""
         return self._call(kind.method, list(requests))
