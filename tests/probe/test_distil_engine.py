@@ -99,11 +99,12 @@ def test_a_teachers_probabilities_are_distilled_through_the_engines_states(
     work: dict[str, Any], tiny_model_dir: Path
 ) -> None:
     head = work["folder"] / "head.json"
-    done = jurist(
+    fit = (
         "probe", "fit", "-c", work["config"], "-i", work["data"], "--id-column", "id", "-o", head,
         "--model", tiny_model_dir, "--verdicts", work["teacher"], "--pilot", "24", "--folds", "3",
         "--layers", "1,2", "--json",
     )  # fmt: skip
+    done = jurist(*fit)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["objective"] == "label distributions" and report["rows"] == 60
@@ -115,14 +116,11 @@ def test_a_teachers_probabilities_are_distilled_through_the_engines_states(
     assert -1 <= target["low"] <= target["spearman"] <= target["high"] <= 1
     chunks = sorted((work["folder"] / "head.json.states").glob("states-*.npy"))
     assert chunks, "the engine's states are kept beside the head"
-    again = jurist(
-        "probe", "fit", "-c", work["config"], "-i", work["data"], "--id-column", "id", "-o", head,
-        "--model", tiny_model_dir, "--verdicts", work["teacher"], "--pilot", "24", "--folds", "3",
-        "--layers", "1,2", "--json",
-    )  # fmt: skip
+    again = jurist(*fit)  # the same fit again: both passes read their caches
     assert again.returncode == 0, again.stderr
     rerun = json.loads(again.stdout)
     assert rerun["feature_passes"]["engine"]["rows"] == 0  # every chunk came from the cache
+    assert rerun["feature_passes"]["transformers"]["rows"] == 0  # the pilot's features too
     assert rerun["accuracy"] == report["accuracy"]
     fitted = load_head(head)
     assert fitted.fit["objective"] == "label distributions" and fitted.labels == ("Yes", "No")
