@@ -130,8 +130,14 @@ class WorkerBackend:
         return Paced(backend, self.rows_per_s, Path(self.scratch) / "workers", self.window)
 
 
-def child(mode: str, source: str, output: str, workers: int, rows_per_s: float, window: int | None) -> None:
-    """One run in this process (the data-parallel parent when ``workers`` > 1); prints its figures as JSON."""
+def child(
+    mode: str, source: str, output: str, workers: int, rows_per_s: float, window: int | None, how: str
+) -> None:
+    """One run in this process (the data-parallel parent when ``workers`` > 1); prints its figures as JSON.
+    ``how``: ``chunks`` (the front door's data parallel: workers judge whole chunks), ``requests`` (the
+    request-level pool: the parent does the host work, workers answer requests) or ``local``."""
+    from jurist.backends.parallel.pool import data_parallel_factory
+    from jurist.engine.host_parallel import HostParallelBatches
     from jurist.engine.spec import RunSpec, Selection
     from jurist.launch import Placement, launch
 
@@ -139,12 +145,17 @@ def child(mode: str, source: str, output: str, workers: int, rows_per_s: float, 
     scratch.mkdir()
     config, _ = judge_and_backend(mode, scratch)
     spec = RunSpec((config,), Selection(source))
-    placement = Placement(data_parallel=workers) if workers > 1 else Placement()
     factory = WorkerBackend(mode, str(scratch), rows_per_s, window)
     started = time.perf_counter()
-    launched = launch(spec, placement, backend_factory=factory)
-    engine = launched.engine
-    engine.backend_for(engine.judges[0]).real()  # type: ignore[attr-defined]  # start the workers now
+    if how == "chunks":
+        launched = launch(spec, Placement(data_parallel=workers), backend_factory=factory)
+        assert isinstance(launched.batches, HostParallelBatches)
+        launched.batches.pool.start()  # start the workers (and build their backends) now
+    else:
+        made = data_parallel_factory(workers, factory) if how == "requests" else factory
+        launched = launch(spec, Placement(), backend_factory=made)
+        engine = launched.engine
+        engine.backend_for(engine.judges[0]).real()  # type: ignore[attr-defined]  # start the workers now
     start_s = time.perf_counter() - started
     load_before = os.getloadavg()[0]
     cpu0, wall0 = _cpu(resource.RUSAGE_SELF), time.perf_counter()
@@ -163,7 +174,7 @@ def child(mode: str, source: str, output: str, workers: int, rows_per_s: float, 
                 "rows": summary.rows,
                 "ok": statuses.get("ok", 0),
                 "workers": workers if workers > 1 else None,
-                "worker_window": window if workers > 1 else None,
+                "worker_window": window if how == "requests" else None,
                 "start_s": round(start_s, 2),
                 "wall_s": round(wall, 2),
                 "rows_per_s": round(summary.rows / wall),
@@ -181,13 +192,13 @@ def child(mode: str, source: str, output: str, workers: int, rows_per_s: float, 
 
 
 def measure(
-    mode: str, rows: int, folder: Path, workers: int, rows_per_s: float, window: int | None
+    mode: str, rows: int, folder: Path, workers: int, rows_per_s: float, window: int | None, how: str
 ) -> dict[str, Any]:
     _, kind = split(mode)
     source = folder / f"{kind}-{rows}.jsonl"
     if not source.exists():
         make_input(source, rows, kind)
-    output = folder / f"{mode}-{rows}-{workers}-{rows_per_s:g}.parquet"
+    output = folder / f"{mode}-{rows}-{workers}-{rows_per_s:g}-{how}.parquet"
     command = [
         sys.executable,
         __file__,
@@ -198,6 +209,7 @@ def measure(
         str(workers),
         str(rows_per_s),
         str(window or 0),
+        how,
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -231,11 +243,11 @@ def main() -> None:
         "vLLM's is 2 x max_num_seqs, 512 at 256)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS / "pipeline_dp.json")
-    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        mode, source, output, workers, rate, window = args.child
-        child(mode, source, output, int(workers), float(rate), int(window) or None)
+        mode, source, output, workers, rate, window, how = args.child
+        child(mode, source, output, int(workers), float(rate), int(window) or None, how)
         return
     results: dict[str, Any] = {
         **header("pipeline_dp"),
@@ -251,11 +263,20 @@ def main() -> None:
             for rate in args.gpu_rows_per_s:
                 key = f"{mode}, gpu {rate:g} rows/s per backend" if rate else f"{mode}, no gpu time"
                 results["runs"][key] = {}
-                settings = [("one process", 1, None)] + [
-                    (f"data parallel {args.workers}, window {w}", args.workers, w) for w in args.windows
+                settings = [
+                    ("one process", 1, None, "local"),
+                    (f"data parallel {args.workers}, workers judge chunks", args.workers, None, "chunks"),
+                ] + [
+                    (
+                        f"data parallel {args.workers}, request-level pool, window {w}",
+                        args.workers,
+                        w,
+                        "requests",
+                    )
+                    for w in args.windows
                 ]
-                for label, workers, window in settings:
-                    figures = measure(mode, args.rows, Path(scratch), workers, rate, window)
+                for label, workers, window, how in settings:
+                    figures = measure(mode, args.rows, Path(scratch), workers, rate, window, how)
                     results["runs"][key][label] = figures
                     print(key, label, figures, flush=True)
     write(results, args.out)

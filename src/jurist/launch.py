@@ -5,7 +5,9 @@ output file to answer from); everything that only decides where and how the work
 :class:`Placement` (engine processes, Ray, re-judging failed rows, repairing a damaged store). This module
 is the only place that turns the two into an engine and a batch source:
 
-- a local engine (:class:`~jurist.engine.run.LocalBatches`), on N engine processes with ``data_parallel``;
+- a local engine (:class:`~jurist.engine.run.LocalBatches`); with ``data_parallel`` N, N worker processes
+  that each judge whole chunks (:class:`~jurist.engine.host_parallel.HostParallelBatches`), or for a panel
+  of several models one engine fed by N engine processes (the request-level pool);
 - a Ray actor pool (:class:`~jurist.engine.ray_job.RayBatches`);
 - a cascade (:class:`~jurist.cascade.batches.CascadeBatches`), its thresholds calibrated here when the spec
   asks for it, so the spec the run is fingerprinted by holds them;
@@ -36,6 +38,7 @@ from jurist.cascade.batches import CascadeBatches
 from jurist.cascade.calibrate import cache_path, calibrate
 from jurist.cascade.engine import CascadeEngine
 from jurist.engine.core import BackendFactory, Engine
+from jurist.engine.host_parallel import HostParallelBatches, HostPool, WorkerJob, splits_by_chunk
 from jurist.engine.preflight import check_constraints
 from jurist.engine.ray_job import RayBatches, RayRun
 from jurist.engine.run import BatchSource, LocalBatches, RetryBatches, Run
@@ -108,6 +111,7 @@ class Launch:
         return run.execute(self.batches)
 
     def close(self) -> None:
+        self.batches.close()
         self.engine.close()
 
 
@@ -165,16 +169,21 @@ def launch(
     if spec.cascade is not None:
         return _cascade(spec, placement, output, backend, backend_factory)
     parallel = placement.data_parallel or 1
-    if parallel > 1 and placement.ray is None and backend is None:
-        backend_factory = data_parallel_factory(
-            parallel, backend_factory or create_backend, placement.on_worker_death
-        )
+    local_parallel = parallel > 1 and placement.ray is None and backend is None
+    create = backend_factory or create_backend
+    if local_parallel:  # the request-level pool, for what the host-parallel workers do not run (--repair)
+        backend_factory = data_parallel_factory(parallel, create, placement.on_worker_death)
     engine = Engine.from_spec(spec, backend, backend_factory=backend_factory)
     batches: BatchSource
     if placement.ray is not None:
         batches = RayBatches(RayRun(engine, placement.ray, actors=placement.data_parallel))
+    elif placement.retry_failed:
+        batches = RetryBatches()
+    elif local_parallel and splits_by_chunk(engine.judges):
+        job = WorkerJob(engine.spec(spec.rows), create)
+        batches = HostParallelBatches(HostPool(job, parallel, on_worker_death=placement.on_worker_death))
     else:
-        batches = RetryBatches() if placement.retry_failed else LocalBatches()
+        batches = LocalBatches()
     return Launch(spec, engine, batches, placement)
 
 

@@ -78,3 +78,8 @@ def scripted_for_worker() -> Backend:
 
 def cannot_load() -> Backend:
     raise RuntimeError("no model here")
+
+
+def cannot_load_for(config: InferenceConfig) -> Backend:
+    """:func:`cannot_load` as an ``Engine(backend_factory=...)``."""
+    return cannot_load()

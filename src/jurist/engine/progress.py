@@ -38,9 +38,14 @@ class Progress:
 
     def update(self, outputs: Mapping[str, Sequence[JudgeOutput]]) -> None:
         """One chunk done: its rows, and every judge's statuses."""
-        rows = len(next(iter(outputs.values()), ()))
+        statuses: Counter[str] = Counter()
         for outs in outputs.values():
-            self.statuses.update(o.status for o in outs)
+            statuses.update(o.status for o in outs)
+        self.add(len(next(iter(outputs.values()), ())), statuses)
+
+    def add(self, rows: int, statuses: Mapping[str, int]) -> None:
+        """``rows`` done, with every judge's statuses counted (a chunk judged in another process)."""
+        self.statuses.update(statuses)
         self._show(rows)
 
     def advance(self, statuses: Iterable[str]) -> None:

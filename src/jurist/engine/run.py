@@ -94,7 +94,8 @@ class BatchSource:
     the results file written; :meth:`start` returns the rows already done before this run (committed or
     kept elsewhere); :meth:`batches` yields the rest, in input order, each ready to commit; :meth:`rejudge`
     judges the rows of damaged committed parts again (``--repair``), one batch per part; :meth:`models`
-    describes what judged them; :meth:`done` finishes after the results are written. This class judges on
+    describes what judged them; :meth:`done` finishes after the results are written; :meth:`close` frees
+    what the source keeps between runs. This class judges on
     the run's own engine, streaming chunk by chunk after the committed rows (:class:`LocalBatches`)."""
 
     def judges(self, action: str, output: Path) -> bool:
@@ -116,6 +117,10 @@ class BatchSource:
         return run.engine.describe_models()
 
     def done(self, run: RunContext) -> None:
+        return None
+
+    def close(self) -> None:
+        """Free what this source holds beyond a run (worker processes); nothing here."""
         return None
 
 

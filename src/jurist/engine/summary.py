@@ -67,6 +67,25 @@ class JudgeSummary:
             self.score_min = score if self.score_min is None else min(self.score_min, score)
             self.score_max = score if self.score_max is None else max(self.score_max, score)
 
+    def merge(self, other: JudgeSummary) -> None:
+        """Add another part of the same run's counts (a data-parallel worker's chunk): statuses, scores,
+        tokens and reasoning; a status keeps the first error seen."""
+        self.statuses.update(other.statuses)
+        for status, error in other.first_errors.items():
+            self.first_errors.setdefault(status, error)
+        self.scored += other.scored
+        self.score_sum += other.score_sum
+        low, high = other.score_min, other.score_max
+        if low is not None:
+            self.score_min = low if self.score_min is None else min(self.score_min, low)
+        if high is not None:
+            self.score_max = high if self.score_max is None else max(self.score_max, high)
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.reasoning_rows += other.reasoning_rows
+        self.reasoning_cut_rows += other.reasoning_cut_rows
+        self.reasoning_tokens += other.reasoning_tokens
+
     def score_stats(self) -> dict[str, float | int | None]:
         if not self.scored:
             return {"n": 0, "mean": None, "min": None, "max": None}
@@ -119,6 +138,15 @@ class RunSummary:
             judge = self.judges.setdefault(name, JudgeSummary())
             for output in outs:
                 judge.add(output)
+
+    def merge(self, other: RunSummary) -> None:
+        """Add the counts of another part of this run (a data-parallel worker's chunk): its rows, requests,
+        models and every judge's counts."""
+        self.rows += other.rows
+        self.requests += other.requests
+        self.models.update(other.models)
+        for name, counts in other.judges.items():
+            self.judges.setdefault(name, JudgeSummary()).merge(counts)
 
     @property
     def judge_seconds(self) -> float:

@@ -82,11 +82,11 @@ def _column(values: list[Any]) -> pa.Array:
 
 class RecordTyper:
     """Gives every batch of a record stream the schema of its first records. ``source`` names the stream
-    in messages."""
+    in messages; ``schema``: one already fixed (another process's part of the same stream)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, schema: pa.Schema | None = None) -> None:
         self.source = source
-        self.schema: pa.Schema | None = None
+        self.schema: pa.Schema | None = schema
         self._dropped: set[str] = set()
 
     def fix(self, rows: Sequence[Mapping[str, Any] | None]) -> pa.Schema:

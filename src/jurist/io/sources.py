@@ -363,10 +363,16 @@ class RecordSource(RowSource):
             items = list(itertools.islice(stream, 8192))
             if not items:
                 return
-            errors = {i: reason for i, (_, _, reason) in enumerate(items) if reason is not None}
-            records = [r for r, _, _ in items]
-            table = self._typer.table(records, [w for _, w, _ in items], errors)
-            yield Batch(table, errors, None, [None if i in errors else r for i, r in enumerate(records)])
+            yield typed_batch(self._typer, items)
+
+
+def typed_batch(typer: RecordTyper, items: Sequence[tuple[dict[str, Any] | None, str, str | None]]) -> Batch:
+    """Records read (each with where it is and the reason when unreadable) as a batch of the typer's fixed
+    schema; a row whose value does not fit its column is unreadable too."""
+    errors = {i: reason for i, (_, _, reason) in enumerate(items) if reason is not None}
+    records = [r for r, _, _ in items]
+    table = typer.table(records, [w for _, w, _ in items], errors)
+    return Batch(table, errors, None, [None if i in errors else r for i, r in enumerate(records)])
 
 
 class JsonlSource(RecordSource, FileSource):
@@ -386,6 +392,13 @@ class JsonlSource(RecordSource, FileSource):
         return FileSource.identity(self) if self.replayable else {"source": self.source}
 
     def records(self) -> Iterator[tuple[dict[str, Any] | None, str, str | None]]:
+        for line_no, raw in self.lines():
+            where = f"{self.source} line {line_no}"
+            record, reason = parse_line(raw, where)
+            yield record, where, reason
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """The non-blank lines, unparsed, with their numbers (from 1; a leading byte-order mark dropped)."""
         handle = (
             sys.stdin.buffer
             if not self.replayable
@@ -395,11 +408,8 @@ class JsonlSource(RecordSource, FileSource):
             for line_no, raw in enumerate(split_lines(handle.read), 1):
                 if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
-                if not raw.strip():
-                    continue
-                where = f"{self.source} line {line_no}"
-                record, reason = parse_line(raw, where)
-                yield record, where, reason
+                if raw.strip():
+                    yield line_no, raw
         finally:
             if self.replayable:
                 handle.close()

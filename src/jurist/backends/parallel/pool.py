@@ -143,7 +143,7 @@ class _Worker:
 
     @property
     def name(self) -> str:
-        return f"data-parallel worker {self.number} ({_where(self.env)})"
+        return f"data-parallel worker {self.number} ({where(self.env)})"
 
 
 OnWorkerDeath = Literal["stop", "continue"]
@@ -203,7 +203,7 @@ class DataParallelBackend(Forwarding):
                         f"data-parallel worker {number} exited (code {code}) while starting"
                     ) from None
                 if kind != "ready":
-                    raise BackendError(f"data-parallel worker {number} ({_where(worker.env)}): {payload}")
+                    raise BackendError(f"data-parallel worker {number} ({where(worker.env)}): {payload}")
                 worker.info = payload
         except BaseException:
             self.close()
@@ -243,7 +243,7 @@ class DataParallelBackend(Forwarding):
         return {
             **self._workers[0].info.get("describe", {}),
             "data_parallel": len(self._workers),
-            "workers": [_where(w.env) for w in self._workers],
+            "workers": [where(w.env) for w in self._workers],
         }
 
     def stream(self, feed: RequestFeed) -> Iterator[tuple[int, Completion]]:
@@ -430,7 +430,8 @@ def _refill(worker: _Worker) -> int:
     return max(1, int(worker.info["window"]) // 4)
 
 
-def _where(env: dict[str, str]) -> str:
+def where(env: dict[str, str]) -> str:
+    """Where a worker with this environment runs, in words (``GPU 0,1``, ``CPU cores 0,1`` or ``CPU``)."""
     if "CUDA_VISIBLE_DEVICES" in env:
         return f"GPU {env['CUDA_VISIBLE_DEVICES']}"
     if "JURIST_CPU_CORES" in env:

@@ -29,10 +29,7 @@ DEFAULT_WINDOW = 64  # requests per worker for a backend that neither streams no
 
 def worker_main(conn: Connection, factory: Callable[[], Backend], env: dict[str, str]) -> None:
     """A worker process: place itself, build its backend, then serve requests until told to close."""
-    os.environ.update(env)
-    cores = env.get("JURIST_CPU_CORES")
-    if cores and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {int(c) for c in cores.split(",")})
+    place(env)
     try:
         backend = factory()
     except BaseException as exc:  # the parent reports it, naming this worker
@@ -59,6 +56,15 @@ def worker_main(conn: Connection, factory: Callable[[], Backend], env: dict[str,
         _Server(conn, backend, streams, window).serve()
     finally:
         backend.close()
+
+
+def place(env: dict[str, str]) -> None:
+    """Put this process where its environment says (from :func:`~jurist.backends.parallel.pool.placements`):
+    its GPUs through ``CUDA_VISIBLE_DEVICES``, or its share of the cores (``JURIST_CPU_CORES``)."""
+    os.environ.update(env)
+    cores = env.get("JURIST_CPU_CORES")
+    if cores and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {int(c) for c in cores.split(",")})
 
 
 class _Server:
