@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -108,13 +108,14 @@ def scoring_identities(judges: Sequence[Judge]) -> dict[str, dict[str, Any]]:
 
 
 def position_priors(
-    judges: Sequence[Judge], columns: Callable[[Sequence[str]], Mapping[str, Sequence[Any]]]
+    judges: Sequence[Judge], column_parts: Callable[[Sequence[str]], Iterable[Mapping[str, Sequence[Any]]]]
 ) -> dict[str, dict[str, Any]]:
     """The position prior (:mod:`jurist.stats.position`) of every pairwise judge that scored both orders'
-    probabilities, from its ``ab_p_first`` and ``ba_p_first`` columns as ``columns`` reads them (a run's
-    committed parts: every row, resumed ones included)."""
+    probabilities, from its ``ab_p_first`` and ``ba_p_first`` columns as ``column_parts`` reads them, a part
+    at a time (a run's committed parts: every row, resumed ones included). The rows are read twice and never
+    held all at once, so that memory stays flat however long the run."""
     from jurist.judges.pairwise import PairwiseJudge
-    from jurist.stats.position import position_prior
+    from jurist.stats.position import streamed_position_prior
 
     out: dict[str, dict[str, Any]] = {}
     for judge in judges:
@@ -122,11 +123,16 @@ def position_priors(
         if not isinstance(kind, PairwiseJudge) or not kind.scores_probability:
             continue
         ab, ba = f"{judge.name}.ab_p_first", f"{judge.name}.ba_p_first"
-        values = columns([ab, ba])
-        if ab in values and ba in values:
-            prior = position_prior(values[ab], values[ba])
-            if prior is not None:
-                out[judge.name] = prior
+
+        def pairs(ab: str = ab, ba: str = ba) -> Iterator[tuple[Any, Any]]:
+            for values in column_parts([ab, ba]):
+                if ab not in values or ba not in values:
+                    return
+                yield from zip(values[ab], values[ba], strict=True)
+
+        prior = streamed_position_prior(pairs)
+        if prior is not None:
+            out[judge.name] = prior
     return out
 
 

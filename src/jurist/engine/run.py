@@ -262,7 +262,7 @@ class Run:
         summary.load_seconds += engine.load_seconds - load_before
         summary.requests += engine.tally.requests - sent_before
         finished = {"finished": now(), "rows": store.rows, "models": batches.models(context)}
-        priors = position_priors(engine.judges, store.columns)
+        priors = position_priors(engine.judges, store.column_parts)
         store.finish({**finished, **({"position_prior": priors} if priors else {})})
         batches.done(context)
         return summary

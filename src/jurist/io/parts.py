@@ -206,18 +206,16 @@ class ResultStore:
         for part in self.parts:
             yield from pq.read_table(self.dir / part["file"], schema=self.schema).to_batches()
 
-    def columns(self, names: Sequence[str]) -> dict[str, list[Any]]:
-        """The committed values of the columns ``names`` (those the schema has), in row order, read from the
-        parts alone (cheap: Parquet reads only those columns)."""
+    def column_parts(self, names: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
+        """The committed values of the columns ``names`` (those the schema has), in row order, one part at a
+        time (memory holds one part's), read from the parts alone (cheap: Parquet reads only those columns).
+        Nothing when the schema has none of them."""
         present = [n for n in names if n in self.schema.names]
-        out: dict[str, list[Any]] = {n: [] for n in present}
         if not present:
-            return out
+            return
         for part in self.parts:
             table = pq.read_table(self.dir / part["file"], columns=present)
-            for name in present:
-                out[name] += table.column(name).to_pylist()
-        return out
+            yield {name: table.column(name).to_pylist() for name in present}
 
     def finish(self, metadata: Mapping[str, Any]) -> None:
         """Merge the parts into the output file (atomically), with the run's metadata; remove the parts."""

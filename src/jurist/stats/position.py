@@ -15,7 +15,8 @@ its ``ab_p_first`` and ``ba_p_first`` columns. Each is clipped to [1e-6, 1 - 1e-
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import starmap
 from typing import Any
 
 from jurist.stats.calibration import logit
@@ -38,15 +39,35 @@ def position_prior(
     probability it gives the first-shown answer of an even pair; None without rows."""
     if len(p_first_ab) != len(p_first_ba):
         raise ValueError(f"{len(p_first_ab)} ab probabilities but {len(p_first_ba)} ba ones")
-    priors = [p for p in map(row_prior, p_first_ab, p_first_ba) if p is not None]
-    n = len(priors)
+    return streamed_position_prior(lambda: zip(p_first_ab, p_first_ba, strict=True), confidence)
+
+
+def streamed_position_prior(
+    pairs: Callable[[], Iterable[tuple[float | None, float | None]]], confidence: float = 0.95
+) -> dict[str, Any] | None:
+    """:func:`position_prior` over the rows' ``(p_first_ab, p_first_ba)`` that ``pairs()`` yields, without
+    holding them: ``pairs`` is called twice (the mean, then the spread around it), so that memory stays flat
+    however many rows a run has (a run reads them from its committed parts, one part at a time)."""
+
+    def priors() -> Iterator[float]:
+        return (p for p in starmap(row_prior, pairs()) if p is not None)
+
+    n = 0
+
+    def counted() -> Iterator[float]:
+        nonlocal n
+        for prior in priors():
+            n += 1
+            yield prior
+
+    total = sum(counted())  # sum() as over a list of the priors: the same float on every Python version
     if n == 0:
         return None
-    mean = sum(priors) / n
+    mean = total / n
     if n > 1:
         from scipy import stats  # loaded when a statistic is computed, not with jurist
 
-        sd = math.sqrt(sum((p - mean) ** 2 for p in priors) / (n - 1))
+        sd = math.sqrt(sum((p - mean) ** 2 for p in priors()) / (n - 1))
         half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     else:
         half = math.inf
