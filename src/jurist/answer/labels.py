@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from jurist.answer.fields import OutputField
 from jurist.config.types import JudgmentType
@@ -30,9 +31,9 @@ class LabelDistribution:
     probs: dict[str, float]
     expected_score: float | None
 
-    @property
+    @cached_property
     def top(self) -> str:
-        return max(self.probs, key=lambda label: self.probs[label])
+        return max(self.probs, key=self.probs.__getitem__)
 
     @property
     def confidence(self) -> float:

@@ -123,8 +123,14 @@ class JudgeParts:
     def label_request(self, messages: tuple[Message, ...]) -> LabelRequest:
         """The label-scoring request for rendered messages: the first label field's labels, after the
         answer's start."""
+        return LabelRequest(messages, *self._label_request_rest)
+
+    @cached_property
+    def _label_request_rest(self) -> tuple[tuple[str, ...], str, str, bool]:
+        """What every label request of the judge shares: the labels, the answer's prefix and suffix around
+        them, and whether the suffix is scored too."""
         context = self.reader.contexts[self.label_fields[0].name]
-        return LabelRequest(messages, self.label_texts, context.prefix, context.suffix, context.needs_suffix)
+        return self.label_texts, context.prefix, context.suffix, context.needs_suffix
 
     def generation_request(
         self,
