@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import scaling_backends as sb
 from jurist import ScriptedBackend
 from jurist.config.models import JudgeConfig
 from jurist.engine.host_parallel import HostParallelBatches, HostPool, WorkerJob
-from jurist.engine.run import LocalBatches
+from jurist.engine.run import LocalBatches, RunContext
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError
@@ -166,3 +167,30 @@ def test_with_continue_the_workers_left_finish_the_run(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="exited with code 9, the last one left"):
         last.run(tmp_path / "other.parquet")
     last.close()
+
+
+def test_a_run_stopped_in_the_parent_stops_its_workers_and_resumes(tmp_path: Path) -> None:
+    source = nasty_jsonl(tmp_path / "rows.jsonl")
+    spec = RunSpec(configs(sb.JUDGE), Selection(str(source)), RunOptions(chunk_size=10, max_open_chunks=1))
+    whole, _ = run(spec, Placement(), tmp_path / "whole.parquet")
+    launched = launch(spec, Placement(data_parallel=2), backend_factory=sb.scripted_for)
+    batches = launched.batches
+    assert isinstance(batches, HostParallelBatches)
+    judged = batches.batches
+
+    processes = []
+
+    def interrupted(context: RunContext) -> Iterator[pa.RecordBatch]:
+        for number, batch in enumerate(judged(context)):
+            if number == 2:
+                processes.extend(w.process for w in batches.pool.workers)
+                raise KeyboardInterrupt  # Ctrl-C in the parent, two chunks committed
+            yield batch
+
+    batches.batches = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        launched.run(tmp_path / "out.parquet")
+    assert len(processes) == 2 and all(not p.is_alive() for p in processes) and not batches.pool.workers
+    launched.close()
+    got, summary = run(spec, Placement(data_parallel=2), tmp_path / "out.parquet")
+    assert summary.resumed_from == 20 and got.equals(whole)

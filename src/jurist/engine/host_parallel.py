@@ -30,6 +30,7 @@ import contextlib
 import logging
 import multiprocessing
 import queue
+import signal
 import threading
 import time
 from collections import Counter, deque
@@ -104,6 +105,9 @@ def host_worker_main(inbox: Connection, outbox: Connection, job: WorkerJob, env:
     each pass (``("begin", schema, source)``, chunks, ``END``) until told to close."""
     from jurist.engine.core import Engine
 
+    # Ctrl-C and a closed terminal reach every process of the group: the parent decides, and stops the workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     place(env)
     try:
         engine = Engine.from_spec(job.spec, backend_factory=job.factory)
@@ -381,6 +385,9 @@ class HostPool:
             worker.process.join(wait_s)
             if worker.process.is_alive():
                 worker.process.terminate()
+                worker.process.join(10)
+            if worker.process.is_alive():
+                worker.process.kill()
                 worker.process.join(10)
             worker.sender.join(5)  # done, or failing now that the worker is gone
             worker.inbox.close()
