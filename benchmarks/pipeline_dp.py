@@ -1,18 +1,23 @@
 """The parent's share of a data-parallel run: two scripted workers, the same rows judged in one process
 beside them.
 
-    python benchmarks/pipeline_dp.py [--rows 100000] [--modes MODE ...] [--workers 2]
+    python benchmarks/pipeline_dp.py [--rows 100000] [--modes MODE ...] [--workers 2] [--how chunks requests]
                                      [--gpu-rows-per-s 0 4000 1000] [--windows 64 512] [--out FILE]
 
-Each run goes through jurist's front door as a user's would: ``launch(spec, Placement(data_parallel=N),
-backend_factory=...)``. With ``data_parallel`` > 1, :func:`jurist.launch.launch` wraps the factory in
-:func:`~jurist.backends.parallel.pool.data_parallel_factory`, so the judge's model becomes a
-:class:`~jurist.backends.parallel.pool.DataParallelBackend`: N ``spawn`` processes, each building its own
-backend with ``factory(config)`` (a picklable :class:`~jurist.backends.parallel.pool.ConfigFactory`), fed
-requests over a pipe. The factory here (:class:`WorkerBackend`, a module-level class, so it pickles) builds in
-each worker the scripted backend of ``pipeline_modes.py`` for the mode; nothing of the parent's work is
-replaced: it reads, renders, plans, sends, receives, parses, scores and writes every row as it would for
-vLLM workers. The single-process comparison runs the same factory through ``launch(spec, Placement())``.
+Two kinds of data-parallel run, both with N ``spawn`` worker processes, each building its own backend with a
+picklable factory (:class:`WorkerBackend`, a module-level class: it builds in each worker the scripted backend
+of ``pipeline_modes.py`` for the mode):
+
+* ``chunks``, the front door's (``launch(spec, Placement(data_parallel=N), backend_factory=...)``, what
+  ``--data-parallel N`` runs): each worker builds the run's engine and judges whole chunks (renders, answers,
+  parses, scores, assembles); the parent reads (a JSONL file's lines go out unparsed), commits in order and
+  merges (:mod:`jurist.engine.host_parallel`). The workers start (and build their backends) before the clock.
+* ``requests``, the request-level pool (``launch(spec, backend_factory=data_parallel_factory(N, factory))``,
+  what a panel of several models runs): the parent reads, renders, plans, sends, receives, parses, scores and
+  writes every row; a worker only answers requests
+  (:class:`~jurist.backends.parallel.pool.DataParallelBackend`), in windows of ``--windows`` requests.
+
+The single-process comparison runs the same factory through ``launch(spec, Placement())``.
 
 ``--gpu-rows-per-s R`` gives each backend a fixed "GPU time": a batch of n requests sleeps n / R seconds
 before it is answered (0: no sleep, the scripted answers only). In the single-process run that sleep is the
@@ -181,6 +186,7 @@ def child(
                 "parent_cpu_s": round(parent_cpu, 2),
                 "parent_share_of_wall": round(parent_cpu / wall, 3),
                 "parent_cpu_us_per_row": round(1e6 * parent_cpu / summary.rows, 1),
+                "parent_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "workers_cpu_s": [r["cpu_s"] for r in reports],
                 "workers_slept_s": [r["slept_s"] for r in reports],
                 "workers_requests": [r["requests"] for r in reports],
@@ -234,6 +240,13 @@ def main() -> None:
         help="each backend's fixed 'GPU time': a batch of n requests sleeps n / R s (0: none)",
     )
     parser.add_argument(
+        "--how",
+        nargs="+",
+        choices=["chunks", "requests"],
+        default=["chunks", "requests"],
+        help="data-parallel runs: workers judging whole chunks (the front door's), the request-level pool",
+    )
+    parser.add_argument(
         "--windows",
         type=int,
         nargs="+",
@@ -263,18 +276,15 @@ def main() -> None:
             for rate in args.gpu_rows_per_s:
                 key = f"{mode}, gpu {rate:g} rows/s per backend" if rate else f"{mode}, no gpu time"
                 results["runs"][key] = {}
-                settings = [
-                    ("one process", 1, None, "local"),
-                    (f"data parallel {args.workers}, workers judge chunks", args.workers, None, "chunks"),
-                ] + [
-                    (
-                        f"data parallel {args.workers}, request-level pool, window {w}",
-                        args.workers,
-                        w,
-                        "requests",
-                    )
-                    for w in args.windows
-                ]
+                pair = f"data parallel {args.workers}"
+                settings = [("one process", 1, None, "local")]
+                if "chunks" in args.how:
+                    settings.append((f"{pair}, workers judge chunks", args.workers, None, "chunks"))
+                if "requests" in args.how:
+                    for w in args.windows:
+                        settings.append(
+                            (f"{pair}, request-level pool, window {w}", args.workers, w, "requests")
+                        )
                 for label, workers, window, how in settings:
                     figures = measure(mode, args.rows, Path(scratch), workers, rate, window, how)
                     results["runs"][key][label] = figures
