@@ -5,10 +5,12 @@ model starts N ``spawn`` workers (:class:`HostPool`). Each builds the run's
 :class:`~jurist.engine.core.Engine` from its spec (the judges and options) with a backend from the picklable
 factory, on its share of the GPUs or cores (:func:`~jurist.backends.parallel.pool.placements`), and loads
 its model once. The parent reads the input and cuts it into the run's chunks, hands each to the least loaded
-worker, and commits the batches in input order (:class:`HostParallelBatches`); a worker renders, plans,
-answers (streaming across the chunks it holds when its engine streams), parses, scores and assembles each
-chunk's Arrow batch, and sends it back with its summary counts. So the host work grows with the workers
-instead of going through one process, which at small-model speeds cannot keep eight GPUs fed.
+worker, and commits the chunks' parts in input order (:class:`HostParallelBatches`); a worker renders,
+plans, answers (streaming across the chunks it holds when its engine streams), parses, scores and assembles
+each chunk's Arrow batch, writes it as a staged part of the run's result store (Parquet encoding included:
+:class:`~jurist.io.parts.PartWriter`), and sends back its name with the chunk's summary counts; the parent
+renames it into place (:meth:`~jurist.io.parts.ResultStore.commit_staged`). So the host work grows with the
+workers instead of going through one process, which at small-model speeds cannot keep eight GPUs fed.
 
 The output, its order, the fingerprint and resume are a one-process run's: the same chunks, judged by the
 same code, committed in order (a run can start here and resume in one process, or the other way round).
@@ -51,6 +53,7 @@ from jurist.engine.run import BatchSource, RunContext
 from jurist.engine.spec import RunSpec
 from jurist.engine.summary import RunSummary
 from jurist.errors import BackendError
+from jurist.io.parts import PartWriter, StagedPart
 from jurist.io.raw_chunks import RawChunk, can_cut_raw, raw_chunks
 from jurist.io.records import RecordTyper
 from jurist.io.sources import Batch, Chunk, JsonlSource, RowSource
@@ -135,25 +138,27 @@ def host_worker_main(inbox: Connection, outbox: Connection, job: WorkerJob, env:
     try:
         while (message := messages.get()) != CLOSE:
             if message[0] == "begin":
-                _judge_pass(engine, _Pass(message[1], message[2], messages), outbox)
+                _judge_pass(engine, _Pass(message[1], message[2], messages), message[3], outbox)
     except BaseException as exc:
         outbox.send(("failed", f"{type(exc).__name__}: {exc}"))
     finally:
         engine.close()
 
 
-def _judge_pass(engine: Any, source: _Pass, outbox: Connection) -> None:
-    """Judge one pass's chunks; each goes back as ``("done", start, batch, counts)`` as it finishes, then
-    ``("idle", models described)``."""
+def _judge_pass(engine: Any, source: _Pass, writer: PartWriter, outbox: Connection) -> None:
+    """Judge one pass's chunks; each is written as a staged part and goes back as ``("done", start, staged
+    part, counts)`` as it finishes, then ``("idle", models described)``."""
     assembler = engine.assembler(source)
+    kept = engine.panel.agreement_columns() if engine.panel is not None else []
     sent = engine.tally.requests
     for chunk, outputs, models in engine.judged(source):
         provenance = {j.name: j.provenance(models[j.name]) for j in engine.judges}
         batch = assembler.batch(chunk.table, chunk_row_ids(chunk, engine.id_column), outputs, provenance)
+        staged = writer.stage(batch, chunk.start, batch.select(kept) if kept else None)
         counts = RunSummary()
         counts.add(outputs, models)
         counts.requests, sent = engine.tally.requests - sent, engine.tally.requests
-        outbox.send(("done", chunk.start, batch, counts))
+        outbox.send(("done", chunk.start, staged, counts))
     outbox.send(("idle", engine.describe_models()))
 
 
@@ -256,9 +261,9 @@ class HostPool:
         self.start_seconds = time.perf_counter() - began
         return self.start_seconds
 
-    def judge(self, run: RunContext, chunks: Iterator[Piece]) -> Iterator[pa.RecordBatch]:
-        """Every chunk's batch, in input order, judged by the workers; their counts go into ``run``'s summary
-        and progress line. A run that stops early (an error, a signal) stops the workers."""
+    def judge(self, run: RunContext, chunks: Iterator[Piece]) -> Iterator[StagedPart]:
+        """Every chunk's staged part, in input order, judged by the workers; their counts go into ``run``'s
+        summary and progress line. A run that stops early (an error, a signal) stops the workers."""
         finished_normally = False
         try:
             yield from self._judge(run, chunks)
@@ -267,13 +272,13 @@ class HostPool:
             if not finished_normally:
                 self.close(wait_s=5.0)
 
-    def _judge(self, run: RunContext, chunks: Iterator[Piece]) -> Iterator[pa.RecordBatch]:
-        begin = ("begin", run.source.schema, run.source.source)
+    def _judge(self, run: RunContext, chunks: Iterator[Piece]) -> Iterator[StagedPart]:
+        begin = ("begin", run.source.schema, run.source.source, run.store.writer)
         for worker in self.workers:
             worker.send(begin)
             worker.passes += 1
         order: deque[int] = deque()  # starts of the chunks out, in input order
-        finished: dict[int, tuple[pa.RecordBatch, RunSummary]] = {}
+        finished: dict[int, tuple[StagedPart, RunSummary]] = {}
         spare: list[Piece] = []  # a dead worker's chunks, to send again
         exhausted = False
         while True:
@@ -302,16 +307,16 @@ class HostPool:
                 if exhausted:
                     worker.send(END)
             while order and order[0] in finished:
-                batch, counts = finished.pop(order.popleft())
+                staged, counts = finished.pop(order.popleft())
                 self._count(run, counts)  # in input order: a status's first error is the first row's
-                yield batch
+                yield staged
             if exhausted and not order and not any(w.passes for w in self.workers):
                 return
             for worker, message in self._receive(spare):
                 if message[0] == "done":
-                    _, start, batch, counts = message
+                    _, start, staged, counts = message
                     worker.held.pop(start, None)
-                    finished[start] = (batch, counts)
+                    finished[start] = (staged, counts)
                 elif message[0] == "idle":
                     worker.passes -= 1
                     worker.described = message[1]
@@ -402,7 +407,7 @@ class HostParallelBatches(BatchSource):
     def __init__(self, pool: HostPool) -> None:
         self.pool = pool
 
-    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]:
+    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch | StagedPart]:
         run.summary.load_seconds += self.pool.start()
         size, source, skip = run.engine.chunk_size, run.source, run.store.rows
         # a JSONL file's lines go out unparsed: the workers parse them (one process would not keep up)

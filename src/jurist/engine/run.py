@@ -34,7 +34,15 @@ from jurist.engine.spec import RunSpec, Selection
 from jurist.engine.stream import Outputs, Tally
 from jurist.engine.summary import RunSummary
 from jurist.io.lock import OutputLock
-from jurist.io.parts import OutputError, ResultStore, check_output, meta_path, parts_dir, read_metadata
+from jurist.io.parts import (
+    OutputError,
+    ResultStore,
+    StagedPart,
+    check_output,
+    meta_path,
+    parts_dir,
+    read_metadata,
+)
 from jurist.io.sources import Chunk, RowSource
 from jurist.io.store_check import check_manifest
 from jurist.judges.judge import Judge
@@ -92,7 +100,8 @@ class BatchSource:
     :meth:`judges` says, from what the output holds (``action``: ``start``, ``resume`` or ``complete``),
     whether there is anything to judge (False: the run is reported complete), or refuses; :meth:`target` is
     the results file written; :meth:`start` returns the rows already done before this run (committed or
-    kept elsewhere); :meth:`batches` yields the rest, in input order, each ready to commit; :meth:`rejudge`
+    kept elsewhere); :meth:`batches` yields the rest, in input order, each ready to commit (a record batch, or
+    a part another process wrote); :meth:`rejudge`
     judges the rows of damaged committed parts again (``--repair``), one batch per part; :meth:`models`
     describes what judged them; :meth:`done` finishes after the results are written; :meth:`close` frees
     what the source keeps between runs. This class judges on
@@ -107,7 +116,7 @@ class BatchSource:
     def start(self, run: RunContext) -> int:
         return run.store.rows
 
-    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch]:
+    def batches(self, run: RunContext) -> Iterator[pa.RecordBatch | StagedPart]:
         return run.engine.iter_batches(run.source, run.summary, skip=run.store.rows, progress=run.progress)
 
     def rejudge(self, run: RunContext, rows: RowSource) -> Iterator[pa.RecordBatch]:
@@ -250,9 +259,14 @@ class Run:
         agreement_columns = engine.panel.agreement_columns() if engine.panel is not None else []
         kept: list[pa.RecordBatch] = []
         try:
-            for batch in batches.batches(context):
-                store.commit(batch)
-                if agreement_columns:
+            for judged in batches.batches(context):
+                if isinstance(judged, StagedPart):  # written by a worker: renamed into place
+                    store.commit_staged(judged)
+                    batch = judged.kept
+                else:
+                    store.commit(judged)
+                    batch = judged
+                if agreement_columns and batch is not None:
                     kept.append(batch.select(agreement_columns))
         finally:
             context.progress.close()

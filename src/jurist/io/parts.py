@@ -147,6 +147,45 @@ def check_output(output: Path, fingerprint: str, *, overwrite: bool = False) -> 
     return OutputPlan("start")
 
 
+STAGED = ".staged-"  # a part written by a data-parallel worker, not yet committed (and not a dataset file)
+
+
+@dataclass(frozen=True)
+class StagedPart:
+    """A chunk's part written by another process (:meth:`PartWriter.stage`), waiting for its turn: its file,
+    first row and rows, and the columns the run keeps beside its parts (a panel's agreement), if any."""
+
+    path: Path
+    start: int
+    rows: int
+    kept: pa.RecordBatch | None = None
+
+
+@dataclass(frozen=True)
+class PartWriter:
+    """Writes a run's parts as its :class:`ResultStore` does, from any process (it pickles): each part a
+    Parquet file of the run's schema, stamped with the run's fingerprint, its first row and its rows."""
+
+    dir: Path
+    schema: pa.Schema
+    fingerprint: str
+    output: str
+
+    def write(self, target: Path, batch: pa.RecordBatch, start: int) -> None:
+        """Write ``batch`` (rows ``start`` onwards) to ``target``, atomically."""
+        own = {FINGERPRINT_KEY: self.fingerprint, "start": start, "rows": batch.num_rows}
+        schema = self.schema.with_metadata({**(self.schema.metadata or {}), PART_KEY: json.dumps(own)})
+        table = pa.Table.from_batches([batch], schema=self.schema).replace_schema_metadata(schema.metadata)
+        with space_for(target, table.nbytes, "a committed part", source=self.output):
+            write_atomic(target, lambda path: pq.write_table(table, path, compression="zstd"))
+
+    def stage(self, batch: pa.RecordBatch, start: int, kept: pa.RecordBatch | None = None) -> StagedPart:
+        """Write a chunk's part under a staging name, for the run's process to commit in its turn."""
+        path = self.dir / f"{STAGED}{start:012d}.parquet"
+        self.write(path, batch, start)
+        return StagedPart(path, start, batch.num_rows, kept)
+
+
 class ResultStore:
     """A run's committed results: parts and a manifest in ``<output>.parts/``."""
 
@@ -169,13 +208,31 @@ class ResultStore:
         for stray in self.dir.glob("part-*"):  # written by a run killed before its manifest named it
             if stray.name not in listed:
                 stray.unlink()
+        for staged in self.dir.glob(f"{STAGED}*"):  # staged by a worker of a run killed before its commit
+            staged.unlink()
+        self.writer = PartWriter(self.dir, schema, fingerprint, str(output))
+        """What writes this store's parts, in this process or in a data-parallel worker."""
 
     def commit(self, batch: pa.RecordBatch) -> None:
         """Write one chunk's results as a part, then name it in the manifest (each step atomic)."""
         part = {"file": f"part-{len(self.parts):06d}.parquet", "start": self.rows, "rows": batch.num_rows}
         self._write_part(part, batch)
+        self._name(part)
+
+    def commit_staged(self, staged: StagedPart) -> None:
+        """Commit a part another process wrote (:meth:`PartWriter.stage`): renamed into place, then named in
+        the manifest. It must hold the rows right after those committed."""
+        if staged.start != self.rows:
+            raise ValueError(f"a part of rows {staged.start}+ cannot follow {self.rows} committed rows")
+        name = f"part-{len(self.parts):06d}.parquet"
+        staged.path.replace(self.dir / name)
+        part = {"file": name, "start": self.rows, "rows": staged.rows}
+        self._name(part)
+
+    def _name(self, part: dict[str, Any]) -> None:
+        """Add a written part to the manifest."""
         self.parts.append(part)
-        self.rows += batch.num_rows
+        self.rows += int(part["rows"])
         manifest = {
             FINGERPRINT_KEY: self.fingerprint,
             "rows": self.rows,
@@ -187,12 +244,7 @@ class ResultStore:
             write_atomic(self.dir / MANIFEST, lambda path: path.write_text(text))
 
     def _write_part(self, part: Mapping[str, Any], batch: pa.RecordBatch) -> None:
-        own = {FINGERPRINT_KEY: self.fingerprint, "start": part["start"], "rows": part["rows"]}
-        schema = self.schema.with_metadata({**(self.schema.metadata or {}), PART_KEY: json.dumps(own)})
-        table = pa.Table.from_batches([batch], schema=self.schema).replace_schema_metadata(schema.metadata)
-        target = self.dir / part["file"]
-        with space_for(target, table.nbytes, "a committed part", source=str(self.output)):
-            write_atomic(target, lambda path: pq.write_table(table, path, compression="zstd"))
+        self.writer.write(self.dir / part["file"], batch, part["start"])
 
     def rewrite(self, number: int, batch: pa.RecordBatch) -> None:
         """Write committed part ``number`` again (its rows judged again after it was damaged)."""
