@@ -282,6 +282,13 @@ class HostPool:
         spare: list[Piece] = []  # a dead worker's chunks, to send again
         exhausted = False
         while True:
+            # the finished chunks at the head of the input first: they free room for the next ones (handing
+            # out before would leave every worker idle and waiting, the room taken by chunks done but not
+            # yet committed)
+            while order and order[0] in finished:
+                staged, counts = finished.pop(order.popleft())
+                self._count(run, counts)  # in input order: a status's first error is the first row's
+                yield staged
             while True:  # hand out chunks, least loaded worker first
                 worker = min(self.workers, key=lambda w: len(w.held))
                 if len(worker.held) >= self.depth:
@@ -306,10 +313,6 @@ class HostPool:
                 worker.send(("chunk", chunk))
                 if exhausted:
                     worker.send(END)
-            while order and order[0] in finished:
-                staged, counts = finished.pop(order.popleft())
-                self._count(run, counts)  # in input order: a status's first error is the first row's
-                yield staged
             if exhausted and not order and not any(w.passes for w in self.workers):
                 return
             for worker, message in self._receive(spare):
