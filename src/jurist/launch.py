@@ -38,7 +38,7 @@ from jurist.cascade.batches import CascadeBatches
 from jurist.cascade.calibrate import cache_path, calibrate
 from jurist.cascade.engine import CascadeEngine
 from jurist.engine.core import BackendFactory, Engine
-from jurist.engine.host_parallel import HostParallelBatches, HostPool, WorkerJob, splits_by_chunk
+from jurist.engine.host_parallel import HostParallelBatches, HostPool, OneEngine, WorkerJob, splits_by_chunk
 from jurist.engine.preflight import check_constraints
 from jurist.engine.ray_job import RayBatches, RayRun
 from jurist.engine.run import BatchSource, LocalBatches, RetryBatches, Run
@@ -180,7 +180,7 @@ def launch(
     elif placement.retry_failed:
         batches = RetryBatches()
     elif local_parallel and splits_by_chunk(engine.judges):
-        job = WorkerJob(engine.spec(spec.rows), create)
+        job = WorkerJob(engine.spec(spec.rows), OneEngine(create))
         batches = HostParallelBatches(HostPool(job, parallel, on_worker_death=placement.on_worker_death))
     else:
         batches = LocalBatches()

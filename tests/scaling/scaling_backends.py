@@ -83,3 +83,10 @@ def cannot_load() -> Backend:
 def cannot_load_for(config: InferenceConfig) -> Backend:
     """:func:`cannot_load` as an ``Engine(backend_factory=...)``."""
     return cannot_load()
+
+
+def one_engine_for(config: InferenceConfig) -> Backend:
+    """:func:`scripted_for`, refusing a config that still asks for a pool of engines of its own."""
+    if "data_parallel" in config.engine_params:
+        raise RuntimeError(f"asked for a nested pool: {dict(config.engine_params)}")
+    return scripted_for(config)

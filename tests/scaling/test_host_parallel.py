@@ -194,3 +194,16 @@ def test_a_run_stopped_in_the_parent_stops_its_workers_and_resumes(tmp_path: Pat
     launched.close()
     got, summary = run(spec, Placement(data_parallel=2), tmp_path / "out.parquet")
     assert summary.resumed_from == 20 and got.equals(whole)
+
+
+def test_each_worker_runs_one_engine_whatever_the_config_asks(tmp_path: Path) -> None:
+    """``--data-parallel 2`` on a config with ``engine_params.data_parallel: 3``: two workers, one engine
+    each (the placement's count wins, as it does for the request-level pool), not three per worker."""
+    pooled = {**sb.JUDGE, "inference_config": {"engine_params": {"data_parallel": 3}}}
+    spec = RunSpec(configs(pooled), Selection(str(nasty_jsonl(tmp_path / "rows.jsonl"))))
+    launched = launch(spec, Placement(data_parallel=2), backend_factory=sb.one_engine_for)
+    summary = launched.run(tmp_path / "out.parquet")
+    launched.close()
+    assert summary.rows == 61 and summary.judges["j"].statuses["bad_input"] == 3
+    models = json.loads(pq.read_schema(tmp_path / "out.parquet").metadata[b"jurist"])["models"]
+    assert models["j"]["data_parallel"] == 2

@@ -15,7 +15,8 @@ workers instead of going through one process, which at small-model speeds cannot
 The output, its order, the fingerprint and resume are a one-process run's: the same chunks, judged by the
 same code, committed in order (a run can start here and resume in one process, or the other way round).
 The parent keeps at most ``depth`` chunks per worker out (``max_open_chunks`` + 1: the chunks a worker's
-stream keeps open and the next one), so a slow worker never makes the finished chunks pile up.
+stream keeps open and the next one), and at most ``depth`` x workers from the oldest chunk not yet committed
+on, so a slow worker never makes the finished chunks pile up.
 
 Failures: a worker that cannot load its model fails the start, naming it; a worker whose run raises
 (its engine cannot go on) stops the run with its message; a worker process that dies stops the run naming
@@ -44,7 +45,7 @@ from typing import Any
 import pyarrow as pa
 
 from jurist.backends.base import Backend
-from jurist.backends.parallel.pool import START_TIMEOUT_S, OnWorkerDeath, placements, where
+from jurist.backends.parallel.pool import START_TIMEOUT_S, OnWorkerDeath, placements, split_config, where
 from jurist.backends.parallel.worker import place
 from jurist.config.inference import InferenceConfig
 from jurist.engine.lazy import LazyBackend
@@ -70,6 +71,17 @@ def splits_by_chunk(judges: list[Judge]) -> bool:
     """Whether a run of these judges can put whole chunks on each worker: their models are one (a panel of
     several models runs the models one after another over every row, which needs the request-level pool)."""
     return len(group_by_backend([j for j in judges if j.needs_model])) <= 1
+
+
+@dataclass(frozen=True)
+class OneEngine:
+    """A worker's backend factory: ``create`` of the config less its own ``engine_params.data_parallel``
+    (the run's placement says how many workers there are, and each runs one engine, not a pool of its own)."""
+
+    create: Callable[[InferenceConfig], Backend]
+
+    def __call__(self, config: InferenceConfig) -> Backend:
+        return self.create(split_config(config)[0])
 
 
 @dataclass(frozen=True)

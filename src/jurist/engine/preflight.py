@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from jurist.backends.parallel.pool import OnWorkerDeath
+from jurist.backends.parallel.pool import OnWorkerDeath, split_config
 from jurist.backends.registry import ENGINES, Compile, GrammarCheck
 from jurist.errors import ConfigError, JuristError
 from jurist.judges.judge import Judge
@@ -34,7 +34,7 @@ def worker_death(value: str) -> OnWorkerDeath:
 
 def _compiler(judge: Judge) -> GrammarCheck | None:
     """How the judge's engine compiles its constraint (the engine table's entry says; None: not checked)."""
-    config = judge.config.inference_config
+    config = split_config(judge.config.inference_config)[0]  # jurist's data_parallel is no engine's key
     entry = ENGINES.get(config.engine)
     return entry.grammar(config) if entry is not None and entry.grammar is not None else None
 
