@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import logging
 import multiprocessing
 import queue
 import signal
@@ -45,7 +44,14 @@ from typing import Any
 import pyarrow as pa
 
 from jurist.backends.base import Backend
-from jurist.backends.parallel.pool import START_TIMEOUT_S, OnWorkerDeath, placements, split_config, where
+from jurist.backends.parallel.pool import (
+    START_TIMEOUT_S,
+    OnWorkerDeath,
+    placements,
+    split_config,
+    where,
+    worker_exited,
+)
 from jurist.backends.parallel.worker import place
 from jurist.config.inference import InferenceConfig
 from jurist.engine.lazy import LazyBackend
@@ -59,8 +65,6 @@ from jurist.io.raw_chunks import RawChunk, can_cut_raw, raw_chunks
 from jurist.io.records import RecordTyper
 from jurist.io.sources import Batch, Chunk, JsonlSource, RowSource
 from jurist.judges.judge import Judge
-
-logger = logging.getLogger("jurist")
 
 Piece = Chunk | RawChunk  # what the parent sends: a chunk, or a JSONL file's lines for the worker to parse
 END = ("end",)  # the parent's message that ends a pass: the worker's input stops there
@@ -369,15 +373,9 @@ class HostPool:
             if isinstance(item, int) and item in by_sentinel:
                 worker = by_sentinel[item]
                 worker.process.join(1)
-                died = f"{worker.name} exited with code {worker.process.exitcode}"
-                if self.on_death == "stop" or len(self.workers) == 1:
-                    hint = " (--on-worker-death continue goes on with the others)"
-                    raise BackendError(
-                        f"{died}{'' if self.on_death == 'stop' else ', the last one left'}; the chunks "
-                        "committed so far are kept: rerun the same command to resume"
-                        + (hint if self.on_death == "stop" and len(self._started) > 1 else "")
-                    )
-                logger.warning("%s; going on with %d worker(s)", died, len(self.workers) - 1)
+                worker_exited(
+                    worker.name, worker.process.exitcode, self.on_death, self.workers, self._started
+                )
                 self.workers.remove(worker)
                 spare.extend(sorted(worker.held.values(), key=lambda c: c.start))
                 worker.held.clear()

@@ -320,15 +320,9 @@ class DataParallelBackend(Forwarding):
                 if isinstance(item, int) and item in by_sentinel:
                     worker = by_sentinel[item]
                     worker.process.join(1)
-                    died = f"{worker.name} exited with code {worker.process.exitcode}"
-                    if self._on_death == "stop" or len(self._workers) == 1:
-                        hint = " (--on-worker-death continue goes on with the others)"
-                        raise BackendError(
-                            f"{died}{'' if self._on_death == 'stop' else ', the last one left'}; the chunks "
-                            "committed so far are kept: rerun the same command to resume"
-                            + (hint if self._on_death == "stop" and len(self._started) > 1 else "")
-                        )
-                    logger.warning("%s; going on with %d worker(s)", died, len(self._workers) - 1)
+                    worker_exited(
+                        worker.name, worker.process.exitcode, self._on_death, self._workers, self._started
+                    )
                     self._workers.remove(worker)
                     out.append((worker, ("died",)))
         return out
@@ -420,6 +414,22 @@ class DataParallelBackend(Forwarding):
                 worker.process.terminate()
                 worker.process.join(10)
             worker.conn.close()
+
+
+def worker_exited(
+    name: str, code: int | None, on_death: OnWorkerDeath, live: Sequence[Any], started: Sequence[Any]
+) -> None:
+    """A worker process (one of ``live``, of the ``started``) exited mid-run: raise :class:`BackendError`
+    naming it (``stop``, or it was the last one left), else say that the run goes on with the others."""
+    died = f"{name} exited with code {code}"
+    if on_death == "stop" or len(live) == 1:
+        hint = " (--on-worker-death continue goes on with the others)"
+        raise BackendError(
+            f"{died}{'' if on_death == 'stop' else ', the last one left'}; the chunks committed so far are "
+            "kept: rerun the same command to resume"
+            + (hint if on_death == "stop" and len(started) > 1 else "")
+        )
+    logger.warning("%s; going on with %d worker(s)", died, len(live) - 1)
 
 
 def _room(worker: _Worker) -> int:
