@@ -138,10 +138,15 @@ def dying(spec: RunSpec, on_death: str, die_after: list[int | None]) -> Launch:
     return replace(launched, batches=HostParallelBatches(pool))
 
 
-def test_a_dying_worker_stops_the_run_naming_it_and_a_rerun_completes(tmp_path: Path) -> None:
+def dying_rows(tmp_path: Path) -> tuple[RunSpec, list[tuple[object, ...]]]:
+    """The spec of a run over 50 rows in chunks of 10, and what one undisturbed process gives for them."""
     data = data_file(tmp_path)
-    expected = undisturbed(data, tmp_path / "alone.parquet")
     spec = RunSpec(configs(DYING_JUDGE), Selection(str(data)), RunOptions(chunk_size=10, max_open_chunks=1))
+    return spec, undisturbed(data, tmp_path / "alone.parquet")
+
+
+def test_a_dying_worker_stops_the_run_naming_it_and_a_rerun_completes(tmp_path: Path) -> None:
+    spec, expected = dying_rows(tmp_path)
     out = tmp_path / "out.parquet"
     launched = dying(spec, "stop", [12, None])
     with pytest.raises(BackendError, match=r"data-parallel worker 0 \(CPU\) exited with code 9") as caught:
@@ -155,9 +160,7 @@ def test_a_dying_worker_stops_the_run_naming_it_and_a_rerun_completes(tmp_path: 
 
 
 def test_with_continue_the_workers_left_finish_the_run(tmp_path: Path) -> None:
-    data = data_file(tmp_path)
-    expected = undisturbed(data, tmp_path / "alone.parquet")
-    spec = RunSpec(configs(DYING_JUDGE), Selection(str(data)), RunOptions(chunk_size=10, max_open_chunks=1))
+    spec, expected = dying_rows(tmp_path)
     out = tmp_path / "out.parquet"
     launched = dying(spec, "continue", [12, None])
     summary = launched.run(out)

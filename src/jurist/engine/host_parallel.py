@@ -29,7 +29,6 @@ requests cross the pipe) still serves a panel of several models, a cascade, ``--
 from __future__ import annotations
 
 import atexit
-import contextlib
 import multiprocessing
 import queue
 import signal
@@ -38,7 +37,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any
 
 import pyarrow as pa
@@ -48,6 +47,7 @@ from jurist.backends.parallel.pool import (
     START_TIMEOUT_S,
     OnWorkerDeath,
     placements,
+    receive_ready,
     split_config,
     where,
     worker_exited,
@@ -137,7 +137,7 @@ def host_worker_main(inbox: Connection, outbox: Connection, job: WorkerJob, env:
     except BaseException as exc:  # the parent reports it, naming this worker
         outbox.send(("failed", f"{type(exc).__name__}: {exc}"))
         return
-    outbox.send(("ready", engine.load_seconds))
+    outbox.send(("ready", None))
     messages: queue.Queue[Any] = queue.Queue()  # drained from the pipe at once: the parent never blocks
 
     def receive() -> None:
@@ -188,7 +188,6 @@ class _Worker:
     inbox: Connection  # parent -> worker
     outbox: Connection  # worker -> parent
     env: dict[str, str]
-    load_seconds: float = 0.0
     held: dict[int, Piece] = field(default_factory=dict)  # sent, not yet back, by start
     passes: int = 0  # passes begun and not yet ended by an "idle"
     described: dict[str, Any] = field(default_factory=dict)
@@ -234,12 +233,11 @@ class HostPool:
         on_worker_death: OnWorkerDeath = "stop",
         envs: list[dict[str, str]] | None = None,
     ) -> None:
-        self.job, self.count, self.on_death = job, workers, on_worker_death
+        self.job, self.on_death = job, on_worker_death
         self.envs = envs if envs is not None else placements(workers)
         self.depth = job.spec.options.max_open_chunks + 1
         self.workers: list[_Worker] = []  # the live ones
         self._started: list[_Worker] = []
-        self.start_seconds = 0.0
 
     def start(self) -> float:
         """Start the workers (once) and wait until each has loaded its model; the seconds that took (0 when
@@ -270,12 +268,10 @@ class HostPool:
                     raise BackendError(f"{worker.name} exited (code {code}) while starting") from None
                 if kind != "ready":
                     raise BackendError(f"{worker.name}: {payload}")
-                worker.load_seconds = float(payload)
         except BaseException:
             self.close()
             raise
-        self.start_seconds = time.perf_counter() - began
-        return self.start_seconds
+        return time.perf_counter() - began
 
     def judge(self, run: RunContext, chunks: Iterator[Piece]) -> Iterator[StagedPart]:
         """Every chunk's staged part, in input order, judged by the workers; their counts go into ``run``'s
@@ -359,26 +355,12 @@ class HostPool:
         """The messages ready now (waiting for at least one). A worker process that dies stops the run, or
         with ``on_worker_death`` ``continue`` leaves the pool, its chunks put in ``spare`` for the others
         (unless it was the last)."""
-        by_conn = {id(w.outbox): w for w in self.workers}
-        by_sentinel = {w.process.sentinel: w for w in self.workers}
-        ready = wait([w.outbox for w in self.workers] + list(by_sentinel))
-        out: list[tuple[_Worker, tuple[Any, ...]]] = []
-        for item in ready:
-            if isinstance(item, Connection):
-                with contextlib.suppress(EOFError):  # the worker died: its sentinel says so below
-                    out.append((by_conn[id(item)], item.recv()))
-        if out:
-            return out
-        for item in ready:
-            if isinstance(item, int) and item in by_sentinel:
-                worker = by_sentinel[item]
-                worker.process.join(1)
-                worker_exited(
-                    worker.name, worker.process.exitcode, self.on_death, self.workers, self._started
-                )
-                self.workers.remove(worker)
-                spare.extend(sorted(worker.held.values(), key=lambda c: c.start))
-                worker.held.clear()
+        out, exited = receive_ready(self.workers, lambda w: w.outbox, lambda w: w.process)
+        for worker in exited:
+            worker_exited(worker.name, worker.process.exitcode, self.on_death, self.workers, self._started)
+            self.workers.remove(worker)
+            spare.extend(sorted(worker.held.values(), key=lambda c: c.start))
+            worker.held.clear()
         return out
 
     def described(self) -> dict[str, Any]:

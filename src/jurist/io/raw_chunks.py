@@ -26,10 +26,6 @@ class RawChunk:
     numbers: list[int]
     lines: list[bytes]
 
-    @property
-    def num_rows(self) -> int:
-        return len(self.lines)
-
     def parse(self, typer: RecordTyper) -> Chunk:
         """The chunk, parsed and typed as the source itself reads it: ``typer`` holds the source's name and
         fixed schema (one typer for a stream's chunks: a column that appears late is reported once)."""

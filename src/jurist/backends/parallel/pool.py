@@ -38,7 +38,7 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from jurist.backends.base import Backend, Forwarding, RequestFeed
 from jurist.backends.parallel.worker import worker_main
@@ -304,27 +304,11 @@ class DataParallelBackend(Forwarding):
         """The messages ready now (waiting for at least one). A dead worker stops the run; with
         ``on_worker_death`` ``continue`` it leaves the pool and comes back as a ``("died",)`` message, unless
         it was the last."""
-        by_conn = {id(w.conn): w for w in self._workers}
-        by_sentinel = {w.process.sentinel: w for w in self._workers}
-        ready = wait([w.conn for w in self._workers] + list(by_sentinel))
-        out: list[tuple[_Worker, tuple[Any, ...]]] = []
-        for item in ready:
-            if not isinstance(item, Connection):
-                continue
-            worker = by_conn[id(item)]
-            with contextlib.suppress(EOFError):  # the worker died: its sentinel says so below
-                message: tuple[Any, ...] = item.recv()
-                out.append((worker, message))
-        if not out:
-            for item in ready:
-                if isinstance(item, int) and item in by_sentinel:
-                    worker = by_sentinel[item]
-                    worker.process.join(1)
-                    worker_exited(
-                        worker.name, worker.process.exitcode, self._on_death, self._workers, self._started
-                    )
-                    self._workers.remove(worker)
-                    out.append((worker, ("died",)))
+        out, exited = receive_ready(self._workers, lambda w: w.conn, lambda w: w.process)
+        for worker in exited:
+            worker_exited(worker.name, worker.process.exitcode, self._on_death, self._workers, self._started)
+            self._workers.remove(worker)
+            out.append((worker, ("died",)))
         return out
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
@@ -414,6 +398,31 @@ class DataParallelBackend(Forwarding):
                 worker.process.terminate()
                 worker.process.join(10)
             worker.conn.close()
+
+
+W = TypeVar("W")
+
+
+def receive_ready(
+    workers: Sequence[W], conn: Callable[[W], Connection], process: Callable[[W], Any]
+) -> tuple[list[tuple[W, tuple[Any, ...]]], list[W]]:
+    """Wait until a worker sends a message or exits: the messages ready now, each with its worker, or, when
+    none is (a worker's pipe closed), the workers whose process has exited (joined, so their exit code is
+    known). ``conn`` and ``process`` give a worker's pipe to read and its process."""
+    by_conn = {id(conn(w)): w for w in workers}
+    by_sentinel = {process(w).sentinel: w for w in workers}
+    ready = wait([conn(w) for w in workers] + list(by_sentinel))
+    out: list[tuple[W, tuple[Any, ...]]] = []
+    for item in ready:
+        if isinstance(item, Connection):
+            with contextlib.suppress(EOFError):  # the worker died: its sentinel says so
+                out.append((by_conn[id(item)], item.recv()))
+    if out:
+        return out, []
+    exited = [by_sentinel[item] for item in ready if isinstance(item, int) and item in by_sentinel]
+    for worker in exited:
+        process(worker).join(1)
+    return [], exited
 
 
 def worker_exited(
