@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from jurist import ScriptedBackend
 from jurist.backends.base import Backend
@@ -90,3 +91,14 @@ def one_engine_for(config: InferenceConfig) -> Backend:
     if "data_parallel" in config.engine_params:
         raise RuntimeError(f"asked for a nested pool: {dict(config.engine_params)}")
     return scripted_for(config)
+
+
+@dataclass(frozen=True)
+class FailingFor:
+    """:func:`scripted_for` whose model goes away after ``requests`` requests (a picklable factory)."""
+
+    requests: int
+
+    def __call__(self, config: InferenceConfig) -> Backend:
+        model = config.model.model_name or DEFAULT_MODEL_LABEL
+        return ScriptedBackend(failing_after(self.requests), labels=labels, model_id=model)

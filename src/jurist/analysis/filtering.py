@@ -218,9 +218,9 @@ def _top_k(values: list[Any], groups: list[Any], alive: list[bool], k: int) -> l
     return [not ok or i in keep for i, ok in enumerate(alive)]
 
 
-def filter_file(results: Path, output: Path, rules: FilterRules) -> FilterReport:
-    """Filter a results file into ``output`` (Parquet, Arrow or JSONL by extension); the rules and the
-    report go into its metadata beside the run's."""
+def filter_file(results: str | Path, output: Path, rules: FilterRules) -> FilterReport:
+    """Filter a results file (or results dataset) into ``output`` (Parquet, Arrow or JSONL by extension); the
+    rules and the report go into its metadata beside the run's."""
     read = ResultTable.open(results)
     kept, report = filter_table(read, rules)
     metadata = {

@@ -257,8 +257,9 @@ def _as_chat(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def pairs_file(results: Path, output: Path, rules: PairRules) -> PairReport:
-    """Build pairs from a results file and write them (Parquet, Arrow or JSONL by extension)."""
+def pairs_file(results: str | Path, output: Path, rules: PairRules) -> PairReport:
+    """Build pairs from a results file (or results dataset) and write them (Parquet, Arrow or JSONL by
+    extension)."""
     rows, report = build_pairs(ResultTable.open(results), rules)
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     text = pa.list_(message) if rules.chat else pa.string()

@@ -45,7 +45,7 @@ PEOPLE = "Check a judge against people's labels"
 MODELS = "Models and speed"
 
 ORDER = (
-    "judge", "validate", "render", "list", "info",
+    "judge", "merge", "validate", "render", "list", "info",
     "filter", "pairs", "batch",
     "label", "agree", "estimate", "compare", "audit", "calibrate", "report", "probe",
     "models", "bench",
@@ -113,6 +113,7 @@ def _add(
     )
 
 
+_add("merge", judging.merge_command, "Merge a results dataset's shards into one results file.", JUDGE)
 _add("validate", judging.validate, "Load a judge config and explain it.", JUDGE, context_settings=EXTRA)
 _add("render", judging.render, "Print the prompts a model would be sent.", JUDGE, context_settings=EXTRA)
 _add("list", judging.list_judges, "List the built-in judges.", JUDGE)

@@ -18,6 +18,7 @@ from jurist.cli.options import JsonOpt, ResultsArg, label_options
 from jurist.engine.run_text import format_info
 from jurist.engine.summary import num
 from jurist.errors import JuristError
+from jurist.io.dataset import dataset_metadata, is_results_dataset
 from jurist.io.parts import read_metadata, running_metadata
 from jurist.io.results import ResultTable
 from jurist.labels.source import LabelSource
@@ -89,7 +90,7 @@ def calibrate(
         )
     except JuristError as exc:
         fail(exc)
-    target = out or results.with_name(results.name + ".calibration.json")
+    target = out or Path(results.rstrip("/") + ".calibration.json")
     calibration.save(target)
     for part, stats in calibration.report.items():
         before, after = num(stats["ece_before"]), num(stats["ece_after"])
@@ -99,15 +100,23 @@ def calibrate(
 
 def info(
     results: Annotated[
-        Path, typer.Argument(help="A results file of `jurist judge dataset` (finished or running).")
+        str,
+        typer.Argument(
+            help="A results file or results dataset of `jurist judge dataset` (finished or running)."
+        ),
     ],
     json_out: JsonOpt = False,
 ) -> None:
-    """Where a results file came from: versions, machine, input and options, every judge's config hashes
-    and model (path, revision, weights fingerprint), times, and the statuses it holds."""
+    """Where a results file (or results dataset) came from: versions, machine, input and options, every
+    judge's config hashes and model (path, revision, weights fingerprint), times, and the statuses it
+    holds."""
     try:
-        finished = results.is_file()
-        metadata = read_metadata(results) if finished else running_metadata(results)
+        metadata: dict[str, Any] | None
+        if is_results_dataset(results):
+            finished, metadata = dataset_metadata(results)
+        else:
+            finished = Path(results).is_file()
+            metadata = read_metadata(Path(results)) if finished else running_metadata(Path(results))
     except (OSError, ValueError, pa.ArrowInvalid) as exc:
         fail(JuristError(f"{results}: cannot read its metadata: {exc}"))
     if metadata is None:

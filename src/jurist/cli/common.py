@@ -15,6 +15,7 @@ EXIT_OK = 0
 EXIT_CRASH = 1  # an unexpected error: a bug, or a failure outside jurist's control
 EXIT_USAGE = 2  # a bad config, input, output path or option, found before any model loads
 EXIT_FAILED = 3  # judged, but no output is ok (or more than --max-failure-rate are not)
+EXIT_BAD_SHARDS = 4  # a dataset's shards that could not be read (named; the others judged)
 
 ConfigOpt = Annotated[
     list[str],

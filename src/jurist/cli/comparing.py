@@ -5,7 +5,6 @@ prompt change), the verdicts that flipped, how much they agree and, with labels,
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,8 +21,10 @@ ShownOpt = Annotated[int, typer.Option(min=0, help="How many row ids the text sh
 
 @label_options()
 def compare(
-    results_a: Annotated[Path, typer.Argument(help="The first result table (A).")],
-    results_b: Annotated[Path, typer.Argument(help="The second result table (B), over the same rows.")],
+    results_a: Annotated[
+        str, typer.Argument(help="The first result table (A): a file or a results dataset.")
+    ],
+    results_b: Annotated[str, typer.Argument(help="The second result table (B), over the same rows.")],
     judge: Annotated[
         str | None, typer.Option(help="The judge to compare in both tables (default: each table's only one).")
     ] = None,

@@ -5,6 +5,8 @@ each way a run can end (``jurist judge dataset`` and ``jurist batch`` use it).""
 from __future__ import annotations
 
 import logging
+import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,7 @@ from jurist.cli.console import run_console
 from jurist.engine.interrupt import EXIT_INTERRUPTED, Stopped, stop_on_signals, stopped_message
 from jurist.engine.summary import RunSummary
 from jurist.errors import JuristError
+from jurist.io.location import is_url
 from jurist.io.lock import OutputLock
 from jurist.launch import Launch
 
@@ -33,16 +36,26 @@ class Ended(Generic[T]):
     log: Path | None
 
 
-def log_path(output: Path, *, kept: bool = True) -> Path | None:
-    """Where the libraries' output goes during a run: ``<output>.log`` beside a kept output, else nowhere."""
-    return output.with_name(output.name + ".log") if kept and output.parent.is_dir() else None
+def log_path(output: str | Path, *, kept: bool = True) -> Path | None:
+    """Where the libraries' output goes during a run: ``<output>.log`` beside a kept output (a folder's
+    beside the folder; a URL's in this machine's temporary folder), else nowhere."""
+    if not kept:
+        return None
+    text = str(output)
+    if is_url(text):
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", text.split("://", 1)[1]).strip("_")
+        folder = Path(tempfile.gettempdir()) / "jurist-logs"
+        folder.mkdir(exist_ok=True)
+        return folder / f"{name}.log"
+    path = Path(text)
+    return path.with_name(path.name + ".log") if path.parent.is_dir() else None
 
 
 def run_guarded(
     run: Callable[[IO[str] | None], T],
     *,
-    output: Path,
-    lock: OutputLock,
+    output: str | Path,
+    lock: OutputLock | None,
     close: Callable[[], None],
     verbose: bool = False,
     quiet: bool = False,
@@ -55,7 +68,7 @@ def run_guarded(
     turn how it ended into an exit code: 0 done, 2 a :class:`~jurist.errors.JuristError`, 124/129/130/143
     stopped (the committed chunks kept: the message says to rerun, unless the output is not ``kept``), 1 any
     other error (its traceback in the log). ``close`` (the engine's models) and the lock's release always
-    run. The lock must be held."""
+    run. The lock must be held (None: the run takes its own, a results dataset's lease)."""
     log = log_path(output, kept=kept)
     where = output if kept else None
     result: T | None = None
@@ -76,7 +89,8 @@ def run_guarded(
             problem, code = f"error: {type(exc).__name__}: {exc}{details}", EXIT_CRASH
         finally:
             close()
-            lock.release()
+            if lock is not None:
+                lock.release()
     return Ended(result, problem, code, log)
 
 
@@ -84,8 +98,8 @@ def run_guarded(
 class Guard:
     """:func:`run_guarded`'s settings for one output, and a launched judge run through it."""
 
-    output: Path
-    lock: OutputLock
+    output: str | Path
+    lock: OutputLock | None
     verbose: bool = False
     quiet: bool = False
     kept: bool = True

@@ -27,6 +27,7 @@ from jurist.cli.cascade import (
     confidence_line,
 )
 from jurist.cli.common import (
+    EXIT_BAD_SHARDS,
     EXIT_OK,
     EXIT_USAGE,
     ConfigOpt,
@@ -39,6 +40,7 @@ from jurist.cli.common import (
 )
 from jurist.cli.harness import Ended, Guard
 from jurist.cli.options import (
+    BadShardOpt,
     CalibrationOpt,
     CarryOpt,
     ChunkSizeOpt,
@@ -69,6 +71,7 @@ from jurist.cli.options import (
     SampleOpt,
     SeedOpt,
     SummaryJsonOpt,
+    UnitMbOpt,
     VerboseOpt,
     WorkerDeathOpt,
     label_options,
@@ -77,6 +80,7 @@ from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine, check_capabilities
+from jurist.engine.corpus import OnBadShard, is_dataset_output, merge
 from jurist.engine.interrupt import parse_duration
 from jurist.engine.plan import plan_chunk
 from jurist.engine.preflight import check_constraints, worker_death
@@ -84,6 +88,8 @@ from jurist.engine.run_text import results_table
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.summary import RunSummary
 from jurist.errors import JuristError
+from jurist.io.dataset import MANIFEST, ResultsDataset, dataset_metadata, is_results_dataset
+from jurist.io.location import Place, is_url
 from jurist.io.lock import OutputLock
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge
@@ -139,27 +145,39 @@ def judge_dataset(
     max_runtime: MaxRuntimeOpt = None,
     emit_batch: EmitBatchOpt = None,
     from_batch_results: FromBatchResultsOpt = None,
+    on_bad_shard: BadShardOpt = "fail",
+    unit_mb: UnitMbOpt = None,
 ) -> None:
     """Judge every row of a dataset and write one result row per input row.
 
-    Results are committed per chunk: rerun the same command to resume after a crash. Exit codes: 0 done; 1
-    an unexpected error; 2 a bad config, input, output path or option (before any model loads); 3 judged, but
-    no output is ok, or more than --max-failure-rate are not; 130 interrupted, 143 SIGTERM, 129 SIGHUP, 124
-    --max-runtime reached (each keeps the committed chunks: rerun to resume). Without --output the results
-    are printed as a table (as `oumi judge dataset` does) and not kept.
+    Results are committed per chunk (over a dataset of files, per unit: a shard or a slice of one): rerun
+    the same command to resume after a crash. Exit codes: 0 done; 1 an unexpected error; 2 a bad config,
+    input, output path or option (before any model loads); 3 judged, but no output is ok, or more than
+    --max-failure-rate are not; 4 some shards of a dataset could not be read (named; the others judged);
+    130 interrupted, 143 SIGTERM, 129 SIGHUP, 124 --max-runtime reached (each keeps what was committed:
+    rerun to resume). Without --output the results are printed as a table (as `oumi judge dataset` does)
+    and not kept.
     """
     if output is None and (keep or kept or retry_failed):
         fail(JuristError("--keep, --kept and --retry-failed need --output"))
     scratch = Path(tempfile.mkdtemp(prefix="jurist-")) if output is None else None
-    target = output or Path(str(scratch)) / "results.parquet"
-    lock = OutputLock(target)
+    target = output or str(Path(str(scratch)) / "results.parquet")
+    lock = None if is_dataset_output(target) else OutputLock(Path(target))  # a dataset: its run's lease
     try:
         runtime = parse_duration(max_runtime) if max_runtime is not None else None
-        placement = Placement(data_parallel, ray, worker_death(on_worker_death), retry_failed, repair)
+        placement = Placement(
+            data_parallel, ray, worker_death(on_worker_death), retry_failed, repair, bad_shard(on_bad_shard)
+        )
         options = RunOptions(chunk_size, carry, id_column if criteria is None else None, panel, quorum)
         options = replace(options, calibrations=tuple(Calibration.load(p) for p in calibration or []))
+        if unit_mb is not None:
+            options = replace(options, unit_bytes=unit_mb * 2**20)
         cascading = cascade_from_cli(cascade, threshold, abstain, target_agreement, delta, calibration_labels)
-        data = input if criteria is None else conversations(input, criteria, input_format, id_column)
+        data: Any = input[0] if len(input) == 1 else tuple(input)
+        if criteria is not None:
+            if len(input) != 1:
+                raise JuristError("--criteria reads one file of conversations: give one --input")
+            data = conversations(input[0], criteria, input_format, id_column)
         rows = Selection(data, input_format, limit, sample, seed)
         settings = overrides(ctx, model, engine)
         spec = dataset_spec(settings, config, cascading, rows, options, from_batch_results)
@@ -167,7 +185,8 @@ def judge_dataset(
             emit_and_exit(spec, emit_batch, placement, scratch)
         launched = start_dataset(spec, placement, target, lock)
     except JuristError as exc:
-        lock.release()
+        if lock is not None:
+            lock.release()
         fail(exc)
     guard = Guard(target, lock, verbose=verbose, quiet=quiet, kept=scratch is None)
     ended = guard.run(launched, overwrite=overwrite, runtime=runtime, runtime_label=max_runtime)
@@ -177,13 +196,14 @@ def judge_dataset(
     raise typer.Exit(code)
 
 
-def start_dataset(spec: RunSpec, placement: Placement, output: Path, lock: OutputLock) -> Launch:
+def start_dataset(spec: RunSpec, placement: Placement, output: str, lock: OutputLock | None) -> Launch:
     """Convert GGUF files (their progress on the terminal), take the output's lock (one writer per output,
-    from here until the run ends, before any model loads) and launch the run; calibration's notes go to
-    stderr."""
+    from here until the run ends, before any model loads; a results dataset's run takes its lease itself)
+    and launch the run; calibration's notes go to stderr."""
     if not spec.answers:
         prepare_models(c.inference_config.model.model_name for c in spec.judges)
-    lock.acquire()
+    if lock is not None:
+        lock.acquire()
     launched = launch(spec, placement, output=output)
     for note in launched.notes:
         typer.echo(note, err=True)
@@ -228,9 +248,18 @@ def emit_and_exit(spec: RunSpec, path: Path, placement: Placement, scratch: Path
     raise typer.Exit(EXIT_OK)
 
 
+def bad_shard(value: str) -> OnBadShard:
+    """``--on-bad-shard``: ``fail`` or ``skip``."""
+    if value == "fail":
+        return "fail"
+    if value == "skip":
+        return "skip"
+    raise JuristError(f"--on-bad-shard: 'fail' or 'skip', not {value!r}")
+
+
 def finish_dataset(
     ended: Ended[RunSummary],
-    output: Path,
+    output: str,
     scratch: Path | None,
     shown: list[str],
     raw: bool,
@@ -255,8 +284,15 @@ def finish_dataset(
         problem, code = failure_verdict(summary, gates[0])
         if code == EXIT_OK:
             problem, code = reasoning_verdict(summary, gates[1])
+        if summary.bad_shards and not summary.complete:
+            named = "; ".join(f"{shard}: {why}" for shard, why in summary.bad_shards.items())
+            problem = (
+                f"error: {len(summary.bad_shards)} shard(s) could not be read ({named}); the others are "
+            )
+            problem += "judged. Rerun the same command to try them again, or pass --on-bad-shard skip"
+            code = EXIT_BAD_SHARDS if code == EXIT_OK else code
         if keep and code == EXIT_OK:
-            target = kept or output.with_name(f"{output.stem}.kept{output.suffix}")
+            target = kept or kept_path(output)
             try:
                 lines = filter_file(output, target, FilterRules(where=tuple(keep))).lines()
                 typer.echo("\n".join([f"{target}:", *lines]))
@@ -265,6 +301,44 @@ def finish_dataset(
     if problem:
         typer.echo(problem, err=True)
     return code
+
+
+def kept_path(output: str) -> Path:
+    """Where ``--keep`` writes when ``--kept`` is not given: ``results.kept.parquet`` beside a results file
+    or a local results dataset (a folder ``out/``: ``out.kept.parquet``)."""
+    if is_url(output):
+        raise JuristError("--keep with a results dataset at a URL needs --kept (a local file)")
+    if is_dataset_output(output):
+        folder = Path(output.rstrip("/"))
+        return folder.with_name(f"{folder.name}.kept.parquet")
+    path = Path(output)
+    return path.with_name(f"{path.stem}.kept{path.suffix}")
+
+
+def merge_command(
+    dataset: Annotated[str, typer.Argument(help="A results dataset: a folder or URL prefix.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The results file: .parquet, .arrow/.feather or .jsonl.")
+    ],
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Merge a results dataset's committed shards, in the order of its units, into one results file with the
+    run's metadata (what a run with a file --output does at its end)."""
+    try:
+        if not is_results_dataset(dataset):
+            raise JuristError(f"{dataset}: not a results dataset (no {MANIFEST})")
+        if output.exists() and not overwrite:
+            raise JuristError(f"{output}: already exists; pass --overwrite to replace it")
+        finished, metadata = dataset_metadata(dataset)
+        rows = merge(ResultsDataset(Place.of(dataset)), output)
+    except (JuristError, OSError) as exc:
+        fail(exc)
+    if not finished:
+        statuses = ", ".join(f"{k} {v}" for k, v in metadata["unit_statuses"].items())
+        typer.echo(
+            f"warning: the run is not complete (units: {statuses}); merged what is committed", err=True
+        )
+    typer.echo(f"{rows} rows -> {output}")
 
 
 def validate(

@@ -17,7 +17,13 @@ from jurist.errors import JuristError
 from jurist.labels.source import LabelSource
 
 # ------------------------------------------------------------------------------- shared by commands
-ResultsArg = Annotated[Path, typer.Argument(help="A result table written by `jurist judge dataset`.")]
+ResultsArg = Annotated[
+    str,
+    typer.Argument(
+        help="A result table written by `jurist judge dataset`: a results file, or a results dataset (a "
+        "folder or URL prefix)."
+    ),
+]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line (the summary stays).")]
 VerboseOpt = Annotated[
     bool, typer.Option("--verbose", "-v", help="Libraries' logs on the terminal too (else in the log file).")
@@ -33,18 +39,38 @@ EngineOpt = Annotated[
 
 # ------------------------------------------------------------------------------- judge dataset
 DatasetOpt = Annotated[
-    str,
+    list[str],
     typer.Option(
         "--input",
         "-i",
         help="Dataset: .jsonl (also .gz/.zst/.bz2), .json, .csv/.tsv, .parquet, .arrow, a Hugging Face "
-        "dataset folder, or - for JSONL on stdin.",
+        "dataset folder, or - for JSONL on stdin; or a dataset of such files: a folder, a glob ('shards/*."
+        "jsonl.gz'), a URL (s3://, gs://, hdfs://, abfs://; credentials from the environment), or -i "
+        "repeated.",
     ),
 ]
 ResultsOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
-        "--output", "-o", help="Results: .parquet, .arrow/.feather, .jsonl (none: print them as a table)"
+        "--output",
+        "-o",
+        help="Results: .parquet, .arrow/.feather, .jsonl; or a results dataset, one Parquet shard per input "
+        "shard and a manifest: a folder or a URL prefix (ending in /). None: print them as a table.",
+    ),
+]
+BadShardOpt = Annotated[
+    str,
+    typer.Option(
+        help="Over a dataset: a shard that cannot be read is named and the others judged; 'fail' then exits "
+        "4 (a rerun tries it again), 'skip' records it as skipped and exits 0."
+    ),
+]
+UnitMbOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Over a dataset: a Parquet file bigger than this (MiB) is judged in slices of "
+        "its row groups, one unit of work each (default 512).",
     ),
 ]
 ModelOpt = Annotated[str | None, typer.Option(help="Model for every judge (HF id or local folder).")]
@@ -109,7 +135,7 @@ RayOpt = Annotated[
 WorkerDeathOpt = Annotated[
     str,
     typer.Option(
-        help="With --data-parallel: 'stop' the run when an engine process dies (committed chunks kept), "
+        help="With --data-parallel: 'stop' the run when an engine process dies (committed results kept), "
         "or 'continue' with the engines left."
     ),
 ]

@@ -222,15 +222,23 @@ class Engine:
         """Yield one record batch per chunk of rows, in input order, after the first ``skip`` rows."""
         source = open_source(data)
         self.check_columns(source)
-        assembler = self.assembler(source)
-        for chunk, outputs, models in self.judged(source, skip=skip):
-            provenance = {j.name: j.provenance(models[j.name]) for j in self.judges}
-            batch = assembler.batch(chunk.table, chunk_row_ids(chunk, self.id_column), outputs, provenance)
+        for _, batch, outputs, models in self.assembled(source, skip=skip):
             if summary is not None:
                 summary.add(outputs, models)
             if progress is not None:
                 progress.update(outputs)
             yield batch
+
+    def assembled(
+        self, source: RowSource, *, skip: int = 0
+    ) -> Iterator[tuple[Chunk, pa.RecordBatch, Outputs, dict[str, str]]]:
+        """Every chunk after the first ``skip`` rows, judged and assembled into its output record batch, with
+        its outputs and the model id of each judge, in input order: what a run writes, wherever it runs."""
+        assembler = self.assembler(source)
+        for chunk, outputs, models in self.judged(source, skip=skip):
+            provenance = {j.name: j.provenance(models[j.name]) for j in self.judges}
+            batch = assembler.batch(chunk.table, chunk_row_ids(chunk, self.id_column), outputs, provenance)
+            yield chunk, batch, outputs, models
 
     def judged(
         self, source: RowSource, judges: Sequence[Judge] | None = None, *, skip: int = 0

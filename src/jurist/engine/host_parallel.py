@@ -35,7 +35,7 @@ import signal
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -55,15 +55,17 @@ from jurist.backends.parallel.pool import (
 from jurist.backends.parallel.worker import place
 from jurist.config.inference import InferenceConfig
 from jurist.engine.lazy import LazyBackend
-from jurist.engine.plan import chunk_row_ids, group_by_backend
+from jurist.engine.plan import group_by_backend
 from jurist.engine.run import BatchSource, RunContext
 from jurist.engine.spec import RunSpec
 from jurist.engine.summary import RunSummary
+from jurist.engine.units import UnitJob, UnitResult, judge_unit
 from jurist.errors import BackendError
 from jurist.io.parts import PartWriter, StagedPart
 from jurist.io.raw_chunks import RawChunk, can_cut_raw, raw_chunks
 from jurist.io.records import RecordTyper
 from jurist.io.sources import Batch, Chunk, JsonlSource, RowSource
+from jurist.io.units import Unit
 from jurist.judges.judge import Judge
 
 Piece = Chunk | RawChunk  # what the parent sends: a chunk, or a JSONL file's lines for the worker to parse
@@ -155,6 +157,8 @@ def host_worker_main(inbox: Connection, outbox: Connection, job: WorkerJob, env:
         while (message := messages.get()) != CLOSE:
             if message[0] == "begin":
                 _judge_pass(engine, _Pass(message[1], message[2], messages), message[3], outbox)
+            elif message[0] == "unit":  # a unit of a dataset run: read, judged and written here
+                outbox.send(("unit-done", judge_unit(engine, message[1], message[2])))
     except BaseException as exc:
         outbox.send(("failed", f"{type(exc).__name__}: {exc}"))
     finally:
@@ -164,12 +168,9 @@ def host_worker_main(inbox: Connection, outbox: Connection, job: WorkerJob, env:
 def _judge_pass(engine: Any, source: _Pass, writer: PartWriter, outbox: Connection) -> None:
     """Judge one pass's chunks; each is written as a staged part and goes back as ``("done", start, staged
     part, counts)`` as it finishes, then ``("idle", models described)``."""
-    assembler = engine.assembler(source)
     kept = engine.panel.agreement_columns() if engine.panel is not None else []
     sent = engine.tally.requests
-    for chunk, outputs, models in engine.judged(source):
-        provenance = {j.name: j.provenance(models[j.name]) for j in engine.judges}
-        batch = assembler.batch(chunk.table, chunk_row_ids(chunk, engine.id_column), outputs, provenance)
+    for chunk, batch, outputs, models in engine.assembled(source):
         staged = writer.stage(batch, chunk.start, batch.select(kept) if kept else None)
         counts = RunSummary()
         counts.add(outputs, models)
@@ -188,7 +189,7 @@ class _Worker:
     inbox: Connection  # parent -> worker
     outbox: Connection  # worker -> parent
     env: dict[str, str]
-    held: dict[int, Piece] = field(default_factory=dict)  # sent, not yet back, by start
+    held: dict[Any, Any] = field(default_factory=dict)  # sent, not yet back: chunks by start, units by name
     passes: int = 0  # passes begun and not yet ended by an "idle"
     described: dict[str, Any] = field(default_factory=dict)
 
@@ -351,7 +352,36 @@ class HostPool:
                 statuses.update(judge.statuses)
             run.progress.add(counts.rows, statuses)
 
-    def _receive(self, spare: list[Piece]) -> list[tuple[_Worker, tuple[Any, ...]]]:
+    def judge_units(self, job: UnitJob, units: Sequence[Unit]) -> Iterator[UnitResult]:
+        """Each unit's result as a worker finishes it (any order): a unit at a time per worker, the next one
+        sent as one comes back, so that at most one unit per worker is in flight. A worker that dies stops
+        the run, or with ``on_worker_death`` ``continue`` its unit goes to another."""
+        pending: list[Any] = list(units)
+        finished_normally = False
+        try:
+            while pending or any(w.held for w in self.workers):
+                for worker in self.workers:
+                    if not worker.held and pending:
+                        unit = pending.pop(0)
+                        worker.held[unit.name] = unit
+                        worker.send(("unit", job, unit))
+                for worker, message in self._receive(pending):
+                    if message[0] == "unit-done":
+                        result: UnitResult = message[1]
+                        worker.held.pop(result.name, None)
+                        worker.described = worker.described or result.described
+                        yield result
+                    elif message[0] == "failed":
+                        raise BackendError(
+                            f"{worker.name}: {message[1]}; the units committed so far are kept: rerun the "
+                            "same command to resume"
+                        )
+            finished_normally = True
+        finally:
+            if not finished_normally:
+                self.close(wait_s=5.0)
+
+    def _receive(self, spare: list[Any]) -> list[tuple[_Worker, tuple[Any, ...]]]:
         """The messages ready now (waiting for at least one). A worker process that dies stops the run, or
         with ``on_worker_death`` ``continue`` leaves the pool, its chunks put in ``spare`` for the others
         (unless it was the last)."""
@@ -359,7 +389,7 @@ class HostPool:
         for worker in exited:
             worker_exited(worker.name, worker.process.exitcode, self.on_death, self.workers, self._started)
             self.workers.remove(worker)
-            spare.extend(sorted(worker.held.values(), key=lambda c: c.start))
+            spare.extend(sorted(worker.held.values(), key=lambda c: getattr(c, "start", 0)))
             worker.held.clear()
         return out
 

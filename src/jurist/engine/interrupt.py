@@ -31,6 +31,7 @@ from types import FrameType
 from typing import Any
 
 from jurist.errors import JuristError
+from jurist.io.dataset import committed_units
 from jurist.io.parts import running_metadata
 
 EXIT_INTERRUPTED = 130
@@ -152,9 +153,13 @@ def stop_on_signals(max_runtime: float | None = None, *, label: str | None = Non
         sys.unraisablehook = stopper.hook
 
 
-def stopped_message(reason: str, output: Path | None) -> str:
+def stopped_message(reason: str, output: str | Path | None) -> str:
     """What a stopped run prints: why, what is kept, and that a rerun resumes."""
-    running = running_metadata(output) if output is not None else None
+    if output is not None:
+        shards = committed_units(output)
+        if shards is not None:
+            return f"{reason}: {shards}; rerun the same command to resume"
+    running = running_metadata(Path(output)) if output is not None else None
     if running is None:
         kept = "no chunk was committed yet"
     else:

@@ -95,6 +95,7 @@ def plan_chunk(
 
 def chunk_row_ids(chunk: Chunk, id_column: str | None) -> list[str]:
     """The ids of a chunk's rows: the id column's text (``id_column``, else ``row_id``, else ``id``), or the
-    row's position in the input when the column has no value."""
+    row's position in the input (in its shard, after the shard's name) when the column has no value."""
     column = id_column_of(chunk.table.column_names, id_column)
-    return row_ids(None if column is None else chunk.table.column(column).to_pylist(), chunk.numbers)
+    values = None if column is None else chunk.table.column(column).to_pylist()
+    return row_ids(values, chunk.numbers, chunk.shard)

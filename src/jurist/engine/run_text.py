@@ -44,7 +44,7 @@ def bf16_text(machine: Mapping[str, Any]) -> str:
     return f", bfloat16 instructions: {', '.join(found)}" if found else ", no bfloat16 instructions"
 
 
-def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> str:
+def format_info(results: str | Path, metadata: Mapping[str, Any], finished: bool) -> str:
     """A results file's metadata (``jurist info``) as text."""
     if finished:
         state = "finished"
@@ -86,7 +86,7 @@ def format_info(results: Path, metadata: Mapping[str, Any], finished: bool) -> s
     return "\n".join(lines)
 
 
-def results_table(path: Path, judges: list[str], *, raw: bool = False) -> str:
+def results_table(path: str | Path, judges: list[str], *, raw: bool = False) -> str:
     """The results as text, one block per judge, as `oumi judge dataset` prints them without --output: the
     overall score (the mean of the rows' scores, when every row has one), then per row its judgment, score,
     explanation and status (and the raw answer with ``raw``)."""

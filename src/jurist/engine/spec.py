@@ -21,15 +21,17 @@ from jurist.engine.window import MAX_OPEN_CHUNKS
 from jurist.io.opening import open_source
 from jurist.io.selection import LimitSource, SampleSource
 from jurist.io.sources import RowSource, file_identity
+from jurist.io.units import UNIT_BYTES
 from jurist.judges.panel import default_quorum
 from jurist.stats.calibration import Calibration
 
 
 @dataclass(frozen=True)
 class Selection:
-    """Which rows a run judges: ``input`` (a path, ``-`` for stdin, or anything
-    :func:`~jurist.io.opening.open_source` reads) in ``input_format``, the first ``limit`` rows or a uniform
-    ``sample`` of that many (drawn with ``seed``)."""
+    """Which rows a run judges: ``input`` (a path, ``-`` for stdin, anything
+    :func:`~jurist.io.opening.open_source` reads, or a dataset of files: a tuple of files, folders, globs or
+    URLs, :mod:`jurist.io.units`) in ``input_format``, the first ``limit`` rows or a uniform ``sample`` of
+    that many (drawn with ``seed``)."""
 
     input: Any
     input_format: str | None = None
@@ -66,7 +68,8 @@ class RunOptions:
     0-based position in the input); ``panel``: add the panel's per-row columns
     (:mod:`jurist.judges.panel`), with ``quorum`` (None: a majority); ``calibrations``: fitted maps
     (:mod:`jurist.stats.calibration`), each adding ``<judge>.calibrated``; ``max_open_chunks``: with a
-    streaming backend, chunks in flight at once."""
+    streaming backend, chunks in flight at once; ``unit_bytes``: in a run over a dataset of files, a
+    Parquet file bigger than this is judged in slices of its row groups, one unit of work each."""
 
     chunk_size: int | None = None
     carry_input: bool = True
@@ -75,6 +78,7 @@ class RunOptions:
     quorum: int | None = None
     calibrations: tuple[Calibration, ...] = ()
     max_open_chunks: int = MAX_OPEN_CHUNKS
+    unit_bytes: int = UNIT_BYTES
 
 
 @dataclass(frozen=True)

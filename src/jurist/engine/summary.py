@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from jurist.judges.outputs import JudgeOutput
@@ -113,6 +113,8 @@ class RunSummary:
     retried: dict[str, int] | None = None  # --retry-failed: outputs replaced, by judge
     requests: int = 0  # requests sent to models
     cascade: dict[str, Any] | None = None  # a cascade's shares per stage and compute saved (jurist.cascade)
+    units: int | None = None  # a dataset run: the units judged by this run (jurist.engine.corpus)
+    bad_shards: dict[str, str] | None = None  # ... and the shards that could not be read, with why
 
     def add_batch(self, batch: Any, judges: Sequence[str]) -> None:
         """Count one batch of results read back (its statuses and scores; token counts are not known)."""
@@ -147,6 +149,25 @@ class RunSummary:
         self.models.update(other.models)
         for name, counts in other.judges.items():
             self.judges.setdefault(name, JudgeSummary()).merge(counts)
+
+    def counts(self) -> dict[str, Any]:
+        """The counts of this part of a run (rows, requests, models, each judge's), as JSON values: what a
+        dataset's manifest keeps per unit (:meth:`from_counts` reads them back)."""
+        judges = {name: {**asdict(j), "statuses": dict(j.statuses)} for name, j in self.judges.items()}
+        return {"rows": self.rows, "requests": self.requests, "models": dict(self.models), "judges": judges}
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, Any]) -> RunSummary:
+        judges = {
+            name: JudgeSummary(**{**values, "statuses": Counter(values["statuses"])})
+            for name, values in counts.get("judges", {}).items()
+        }
+        return cls(
+            rows=int(counts["rows"]),
+            requests=int(counts.get("requests", 0)),
+            models=dict(counts.get("models", {})),
+            judges=judges,
+        )
 
     @property
     def judge_seconds(self) -> float:
@@ -191,6 +212,8 @@ class RunSummary:
             "retried": self.retried,
             "requests": self.requests,
             **({"cascade": self.cascade} if self.cascade is not None else {}),
+            **({"units": self.units} if self.units is not None else {}),
+            **({"bad_shards": self.bad_shards} if self.bad_shards else {}),
         }
 
     def failures(self) -> tuple[int, int, str | None, str | None]:

@@ -32,8 +32,9 @@ OUTPUT_SUFFIXES: dict[str, OutputFormat] = {
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".bz2": "bz2"}
 
 
-def source_format(path: Path, given: str | None = None) -> tuple[InputFormat, str | None]:
-    """An input file's format (``given`` wins over the extension) and its compression (by extension)."""
+def source_format(path: Any, given: str | None = None) -> tuple[InputFormat, str | None]:
+    """An input file's format (``given`` wins over the extension) and its compression (by extension);
+    ``path``: anything with ``suffixes`` (a ``Path``, a :class:`~jurist.io.location.Place`)."""
     suffixes = [s.lower() for s in path.suffixes]
     compression = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
     if compression is not None:
@@ -62,9 +63,12 @@ def output_format(path: Path) -> OutputFormat:
     return OUTPUT_SUFFIXES[suffix]
 
 
-def open_binary(path: Path, compression: str | None, source: str) -> Any:
-    """A file opened for binary reading (``read(n)``), decompressed on the fly."""
+def open_binary(path: Any, compression: str | None, source: str) -> Any:
+    """A file (a local ``Path``, or a :class:`~jurist.io.location.Place` at a URL) opened for binary reading
+    (``read(n)``), decompressed on the fly."""
     try:
+        if not isinstance(path, Path):
+            return path.open_input_stream(compression)
         if compression is None:
             return path.open("rb")
         return pa.input_stream(str(path), compression=compression)

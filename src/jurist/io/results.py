@@ -23,7 +23,9 @@ from typing import Any
 import pyarrow as pa
 
 from jurist.errors import InputError
+from jurist.io.dataset import ResultsDataset, is_results_dataset
 from jurist.io.formats import output_format
+from jurist.io.location import Place
 from jurist.io.parts import read_metadata
 from jurist.io.writers import read_output
 
@@ -104,9 +106,16 @@ class ResultTable:
 
     @classmethod
     def open(cls, path: str | Path, columns: Sequence[str] | None = None) -> ResultTable:
-        """Read a results file (Parquet, Arrow IPC or JSONL) and its run metadata. ``columns``: read only
+        """Read a results file (Parquet, Arrow IPC or JSONL), or a results dataset (a folder or URL prefix:
+        its committed shards, :mod:`jurist.io.dataset`), and its run metadata. ``columns``: read only
         these (the judges are still known from the metadata). A file that cannot be read as results (a
         truncated Parquet file, a JSONL line that is not JSON) is an :class:`InputError` naming it."""
+        if is_results_dataset(path):
+            dataset = ResultsDataset(Place.of(path))
+            try:
+                return cls(*dataset.read(columns))
+            except (pa.ArrowException, OSError) as exc:
+                raise InputError(f"not a readable results dataset ({exc})", source=str(path)) from exc
         path = Path(path)
         with readable(path):
             table = read_output(path) if columns is None else _read_columns(path, columns)

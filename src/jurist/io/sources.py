@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from jurist.errors import InputError
 from jurist.io.formats import open_binary
+from jurist.io.location import Place
 from jurist.io.records import RecordTyper, parse_line, rows_to_table, split_lines
 
 SCHEMA_ROWS = 10_000  # records read before a JSON stream's columns are fixed
@@ -108,6 +109,7 @@ class Chunk:
     errors: Mapping[int, str] = field(default_factory=dict)
     input_numbers: Sequence[int] | None = None
     records: Sequence[Record] | None = None
+    shard: str = ""  # the shard of a dataset the rows come from: their ids without an id column name it
 
     @property
     def num_rows(self) -> int:
@@ -133,6 +135,7 @@ class RowSource(ABC):
     schema: pa.Schema
     total: int | None = None
     replayable: bool = True  # whether batches() can run again from the start (files and tables)
+    shard: str = ""  # a shard of a dataset: its name, which the ids of its rows start with (Chunk.shard)
 
     @abstractmethod
     def batches(self) -> Iterator[Batch]:
@@ -159,10 +162,10 @@ class RowSource(ABC):
             buffer.add(_slice(batch, skip) if skip else batch)
             skip = 0
             while buffer.rows >= size:
-                yield buffer.take(size, start)
+                yield buffer.take(size, start, self.shard)
                 start += size
         if buffer.rows:
-            yield buffer.take(buffer.rows, start)
+            yield buffer.take(buffer.rows, start, self.shard)
 
     def read_all(self) -> tuple[pa.Table, dict[int, str]]:
         """Every row at once, and the unreadable ones' reasons by position."""
@@ -207,7 +210,7 @@ class _Buffer:
         self.tables.append(batch.table)
         self.rows += batch.table.num_rows
 
-    def take(self, size: int, start: int) -> Chunk:
+    def take(self, size: int, start: int, shard: str = "") -> Chunk:
         table = pa.concat_tables(self.tables) if len(self.tables) > 1 else self.tables[0]
         head, rest = table.slice(0, size), table.slice(size)
         errors = {i: e for i, e in self.errors.items() if i < size}
@@ -218,7 +221,7 @@ class _Buffer:
         self.numbers = None if self.numbers is None else self.numbers[size:]
         self.records = None if self.records is None else self.records[size:]
         self.rows -= size
-        return Chunk(head.combine_chunks(), start, errors, numbers, records)
+        return Chunk(head.combine_chunks(), start, errors, numbers, records, shard)
 
 
 # ------------------------------------------------------------------------------------------ sources
@@ -269,22 +272,23 @@ class ReaderSource(RowSource):
 
 
 class FileSource(RowSource):
-    """A file: its identity is its absolute path, size, modification time and a hash of its head."""
+    """A file, local or at a URL (:class:`~jurist.io.location.Place`): its identity is its path, size,
+    modification time and a hash of its head."""
 
-    path: Path
+    path: Path | Place
 
     def identity(self) -> dict[str, Any]:
         return file_identity(self.path)
 
 
 class ParquetSource(FileSource):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | Place) -> None:
         import pyarrow.parquet as pq
 
         self.path = path
         self.source = str(path)
         try:
-            self._file = pq.ParquetFile(path)
+            self._file = pq.ParquetFile(path.open_input_file() if isinstance(path, Place) else path)
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(f"is not a readable Parquet file: {exc}", source=self.source) from exc
         self.schema = self._file.schema_arrow
@@ -298,12 +302,13 @@ class ParquetSource(FileSource):
 class IpcSource(FileSource):
     """Arrow IPC files (Feather v2); IPC streams and Feather v1 are read whole."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | Place) -> None:
         self.path = path
         self.source = str(path)
         self._table: pa.Table | None = None
         try:
-            self._reader: Any = pa.ipc.open_file(pa.memory_map(str(path)))
+            opened = path.open_input_file() if isinstance(path, Place) else pa.memory_map(str(path))
+            self._reader: Any = pa.ipc.open_file(opened)
             self.schema = self._reader.schema
             self.total = sum(
                 self._reader.get_batch(i).num_rows for i in range(self._reader.num_record_batches)
@@ -312,7 +317,7 @@ class IpcSource(FileSource):
             import pyarrow.feather as feather
 
             try:
-                self._table = feather.read_table(path)
+                self._table = feather.read_table(path.open_input_file() if isinstance(path, Place) else path)
             except (pa.ArrowInvalid, OSError) as exc:
                 raise InputError(f"is not a readable Arrow/Feather file: {exc}", source=self.source) from exc
             self.schema = self._table.schema
@@ -376,17 +381,24 @@ def typed_batch(typer: RecordTyper, items: Sequence[tuple[dict[str, Any] | None,
 
 
 class JsonlSource(RecordSource, FileSource):
-    """JSON Lines from a file (plain or compressed) or stdin; blank lines are skipped."""
+    """JSON Lines from a file (plain or compressed, local or at a URL) or stdin; blank lines are skipped.
+    ``schema``: the columns, already fixed from the first rows of the dataset this file is a shard of."""
 
-    def __init__(self, path: Path | None, *, compression: str | None = None) -> None:
+    def __init__(
+        self, path: Path | Place | None, *, compression: str | None = None, schema: pa.Schema | None = None
+    ) -> None:
         RecordSource.__init__(self, "<stdin>" if path is None else str(path))
         self.replayable = path is not None
         if path is not None:
             self.path = path
         self._compression = compression
-        if path is not None and compression is None:
+        if isinstance(path, Path) and compression is None:
             self.total = _count_lines(path)
-        self._fix("is empty (no records)")
+        if schema is None:
+            self._fix("is empty (no records)")
+        else:
+            self.schema = schema
+            self._typer = RecordTyper(self.source, schema)
 
     def identity(self) -> dict[str, Any]:
         return FileSource.identity(self) if self.replayable else {"source": self.source}
@@ -446,8 +458,13 @@ def _count_lines(path: Path) -> int:
     return count + (last != b"\n")
 
 
-def file_identity(path: Path) -> dict[str, Any]:
-    """What tells a file apart from another, for resuming a run: its path, size, mtime and first MiB."""
+def file_identity(path: Path | Place) -> dict[str, Any]:
+    """What tells a file apart from another, for resuming a run: its path, size, mtime and first MiB (at a
+    URL: its URL, size and mtime, as listed)."""
+    if isinstance(path, Place):
+        fs, inner = path.fs()
+        info = fs.get_file_info(inner)
+        return {"path": path.url, "size": info.size, "mtime_ns": getattr(info, "mtime_ns", None)}
     stat = path.stat()
     with path.open("rb") as handle:
         head = hashlib.sha256(handle.read(1 << 20)).hexdigest()[:16]

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from jurist.errors import InputError
 from jurist.io.formats import open_binary
+from jurist.io.location import Place
 from jurist.io.sources import Batch, FileSource, InputData, Record, RowSource, TableSource
 
 CANDIDATES = (pa.int64(), pa.float64(), pa.bool_())
@@ -32,12 +33,14 @@ def id_column_of(columns: Sequence[str], id_column: str | None = None) -> str | 
     return id_column or next((c for c in ID_COLUMNS if c in columns), None)
 
 
-def row_ids(values: Sequence[Any] | None, numbers: Iterable[int]) -> list[str]:
+def row_ids(values: Sequence[Any] | None, numbers: Iterable[int], shard: str = "") -> list[str]:
     """Each row's id as a run writes it (its ``row_id``): the text of its id column's value (``values``;
-    None without an id column), or its position in the input (``numbers``) where it has none."""
+    None without an id column), or its position in the input (``numbers``) where it has none, after the
+    name of its ``shard`` when it comes from one of a dataset's files (``part-003.jsonl:17``)."""
     numbers = list(numbers)
     ids = [None] * len(numbers) if values is None else values
-    return [str(n) if v is None else str(v) for n, v in zip(numbers, ids, strict=True)]
+    at = f"{shard}:" if shard else ""
+    return [f"{at}{n}" if v is None else str(v) for n, v in zip(numbers, ids, strict=True)]
 
 
 class CsvSource(FileSource):
@@ -46,7 +49,9 @@ class CsvSource(FileSource):
 
     skip_rows: int = 0
 
-    def __init__(self, path: Path, compression: str | None = None, id_columns: Sequence[str] = ()) -> None:
+    def __init__(
+        self, path: Path | Place, compression: str | None = None, id_columns: Sequence[str] = ()
+    ) -> None:
         import pyarrow.csv as pacsv
 
         self.path = path
@@ -73,7 +78,7 @@ class CsvSource(FileSource):
         self.schema = pa.schema([(n, self.types[n]) for n in names])
         self.total = rows
 
-    def delimiter(self, path: Path) -> str:
+    def delimiter(self, path: Path | Place) -> str:
         """Tab for ``.tsv`` files (also compressed), else a comma."""
         return "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
 
@@ -153,10 +158,14 @@ def _widen(current: pa.DataType | None, column: pa.Array) -> pa.DataType | None:
     return pa.string()
 
 
-def json_array_source(path: Path) -> RowSource:
+def json_array_source(path: Path | Place) -> RowSource:
     """A JSON file holding a list of records (or an object with one list of records), read whole."""
     source = str(path)
-    raw = path.read_bytes()
+    if isinstance(path, Place):
+        with path.open_input_stream() as stream:
+            raw = stream.read()
+    else:
+        raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -191,7 +200,11 @@ class JsonArraySource(TableSource):
     """A JSON array file's rows, in memory; resumable as a file."""
 
     def __init__(
-        self, path: Path, table: pa.Table, errors: dict[int, str], records: Sequence[Record] | None = None
+        self,
+        path: Path | Place,
+        table: pa.Table,
+        errors: dict[int, str],
+        records: Sequence[Record] | None = None,
     ) -> None:
         super().__init__(table, str(path), errors, records)
         self.path = path

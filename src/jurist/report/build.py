@@ -11,7 +11,7 @@ from jurist.report.page import render
 __all__ = ["ReportOptions", "write_report"]
 
 
-def write_report(results: Path, output: Path, options: ReportOptions | None = None) -> int:
+def write_report(results: str | Path, output: Path, options: ReportOptions | None = None) -> int:
     """Write the HTML report of ``results`` to ``output``; returns its size in bytes."""
     html = render(collect(results, options or ReportOptions())).encode("utf-8")
     output.parent.mkdir(parents=True, exist_ok=True)

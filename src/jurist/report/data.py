@@ -19,6 +19,7 @@ import numpy as np
 from jurist.analysis.audit import audit_judge, default_responses, response_lengths
 from jurist.analysis.estimate import estimate_judge
 from jurist.analysis.outcomes import reasoning_counts
+from jurist.io.dataset import is_results_dataset
 from jurist.io.formats import output_format
 from jurist.io.parts import read_metadata
 from jurist.io.results import JudgeColumns, ResultTable, readable
@@ -62,10 +63,11 @@ class ReportOptions:
     compare_judge: str | None = None
 
 
-def open_needed(path: Path, label_column: str | None = None) -> ResultTable:
+def open_needed(path: str | Path, label_column: str | None = None) -> ResultTable:
     """The result table with only the columns the report needs."""
-    if output_format(path) != "parquet":
+    if is_results_dataset(path) or output_format(Path(path)) != "parquet":
         return ResultTable.open(path)
+    path = Path(path)
     import pyarrow.parquet as pq
 
     with readable(path):
@@ -78,7 +80,7 @@ def open_needed(path: Path, label_column: str | None = None) -> ResultTable:
     return ResultTable.open(path, columns=list(dict.fromkeys(wanted)))
 
 
-def collect(path: Path, options: ReportOptions) -> dict[str, Any]:
+def collect(path: str | Path, options: ReportOptions) -> dict[str, Any]:
     """Everything the page shows, figures included."""
     results = open_needed(path, options.labels.own_column if options.labels else None)
     names = list(options.judges) or results.names
@@ -101,7 +103,11 @@ def collect(path: Path, options: ReportOptions) -> dict[str, Any]:
 
 
 def comparison(
-    path: Path, results: ResultTable, labels: list[Any] | None, names: list[str], options: ReportOptions
+    path: str | Path,
+    results: ResultTable,
+    labels: list[Any] | None,
+    names: list[str],
+    options: ReportOptions,
 ) -> dict[str, Any]:
     """The report's section on a second table: :func:`~jurist.analysis.compare.compare_tables` of the
     first judge shown (or the table's only one) against ``options.compare_judge`` of the other table (by

@@ -434,7 +434,7 @@ def worker_exited(
     if on_death == "stop" or len(live) == 1:
         hint = " (--on-worker-death continue goes on with the others)"
         raise BackendError(
-            f"{died}{'' if on_death == 'stop' else ', the last one left'}; the chunks committed so far are "
+            f"{died}{'' if on_death == 'stop' else ', the last one left'}; the results committed so far are "
             "kept: rerun the same command to resume"
             + (hint if on_death == "stop" and len(started) > 1 else "")
         )
