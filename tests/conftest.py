@@ -33,6 +33,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # beside it, the RAG tiny-model test took 96 s pinned and 51 s so (54 s alone, pinned).
 os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Ray binds its nodes to the box's interface address unless told this is not a cluster machine (a variable
+# Ray's own constants read): every Ray node the tests start listens on loopback only.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 
 MODEL_FIXTURES = ("tiny_model_dir", "smollm2_dir")

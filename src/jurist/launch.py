@@ -152,6 +152,8 @@ def refuse(spec: RunSpec, placement: Placement, *, emitting: bool = False) -> No
         used = placement.used() + (["--cascade"] if spec.cascade is not None else [])
         if used:
             raise InputError(f"--emit-batch writes the requests and judges nothing: drop {', '.join(used)}")
+        if dataset_run(spec, placement):
+            raise InputError("--emit-batch writes the requests of one file's rows, not of a dataset's")
         return
     if spec.cascade is not None:
         local = [name for name in placement.used() if name != "--repair"]
@@ -161,13 +163,13 @@ def refuse(spec: RunSpec, placement: Placement, *, emitting: bool = False) -> No
             raise InputError(f"a cascade runs locally, without {', '.join(local)}")
     if placement.ray is not None and placement.retry_failed:
         raise InputError("--retry-failed runs without --ray")
-    if dataset_run(spec, placement):
-        _refuse_dataset(spec, placement)
     if spec.answers and (placement.ray is not None or (placement.data_parallel or 1) > 1):
         raise InputError(
             "--from-batch-results reads its answers on this machine, in one process: drop --ray and "
             "--data-parallel"
         )
+    if dataset_run(spec, placement):
+        _refuse_dataset(spec, placement)
 
 
 def launch(

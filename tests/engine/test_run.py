@@ -13,7 +13,7 @@ import pytest
 
 from jurist import Engine, ScriptedBackend
 from jurist.config.loading import load_judge_config
-from jurist.engine.ray_job import RayBatches
+from jurist.engine.ray_units import RayExecutor
 from jurist.engine.run import LocalBatches, RetryBatches, Run
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.errors import JuristError
@@ -66,7 +66,7 @@ def test_launch_chooses_the_batch_source(source: Path, tmp_path: Path) -> None:
     launched = launch(spec)
     assert type(launched.batches) is LocalBatches and type(launched.engine) is Engine
     assert isinstance(launch(spec, Placement(retry_failed=True)).batches, RetryBatches)
-    assert isinstance(launch(spec, Placement(ray="local")).batches, RayBatches)
+    assert isinstance(launch(spec, Placement(ray="local")).executor, RayExecutor)  # a dataset run, on Ray
     with pytest.raises(JuristError, match="without --ray"):
         launch(spec, Placement(ray="local", retry_failed=True))
     answers = tmp_path / "answers.jsonl"

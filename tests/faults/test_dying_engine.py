@@ -172,23 +172,39 @@ def test_on_worker_death_is_checked_on_the_command_line(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray not installed")
 @pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*")
-def test_a_dying_ray_actor_is_restarted_and_its_block_judged_again(tmp_path: Path) -> None:
+def test_a_dying_ray_actor_is_restarted_and_its_unit_judged_again(tmp_path: Path) -> None:
     import ray
 
-    from jurist import Engine
-    from jurist.engine.ray_job import RayRun
+    from jurist.config.models import JudgeConfig
+    from jurist.engine.spec import RunOptions, RunSpec, Selection
+    from jurist.io.results import ResultTable
+    from jurist.launch import Placement, launch
 
     data = data_file(tmp_path)
     expected = undisturbed(data, tmp_path / "alone.parquet")
-    out = tmp_path / "out.parquet"
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    lines = data.read_text().splitlines(keepends=True)
+    for number in range(5):  # the same rows as 5 shards of 10
+        (shards / f"part-{number}.jsonl").write_text("".join(lines[10 * number : 10 * number + 10]))
+    out = tmp_path / "out"
     here = Path(__file__).parent
     env = {"PYTHONPATH": f"{here}:{here.parents[1] / 'src'}", "JURIST_TEST_DIE_AFTER": "25"}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
     try:
-        judges = Engine(JUDGE, backend_factory=mortal_for, chunk_size=10)
-        # every actor process dies on its 26th request: 5 blocks of 10 rows on 2 actors, so one actor takes a
-        # third block and dies in it; Ray restarts it and runs that block again
-        RayRun(judges, concurrency=2).run_file(data, out)
+        # every actor process dies on its 26th request: 5 units of 10 rows on 2 actors, so one actor takes a
+        # third unit and dies in it; Ray restarts it and runs that unit again
+        spec = RunSpec(
+            (JudgeConfig.model_validate(JUDGE),), Selection(str(shards)), RunOptions(chunk_size=10)
+        )
+        launched = launch(
+            spec, Placement(ray="local", data_parallel=2), output=out, backend_factory=mortal_for
+        )
+        launched.run(out)
     finally:
         ray.shutdown()
-    assert rows_of(out) == expected
+    table = ResultTable.open(out).table  # ids name the shards; the rows and verdicts are the same
+    keep = ["id", "j.judgment", "j.explanation", "j.status"]
+    judged = list(zip(*(table.column(c).to_pylist() for c in keep), strict=True))
+    assert [row[1:] for row in judged] == [row[1:] for row in expected]
+    assert [row[0] for row in judged] == list(range(50))

@@ -4,8 +4,10 @@ scripted backend answering from the request alone, so any placement of a request
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from jurist import ScriptedBackend
 from jurist.backends.base import Backend
@@ -102,3 +104,25 @@ class FailingFor:
     def __call__(self, config: InferenceConfig) -> Backend:
         model = config.model.model_name or DEFAULT_MODEL_LABEL
         return ScriptedBackend(failing_after(self.requests), labels=labels, model_id=model)
+
+
+class Slow(ScriptedBackend):
+    """:func:`scripted_for`'s answers, each call after ``delay`` seconds (so that a kill lands mid-run)."""
+
+    def __init__(self, delay: float, model_id: str) -> None:
+        super().__init__(answer, labels=labels, model_id=model_id)
+        self.delay = delay
+
+    def generate(self, requests: Any) -> Any:
+        time.sleep(self.delay)
+        return super().generate(requests)
+
+
+@dataclass(frozen=True)
+class SlowFor:
+    """A picklable factory of :class:`Slow` backends."""
+
+    delay: float
+
+    def __call__(self, config: InferenceConfig) -> Backend:
+        return Slow(self.delay, config.model.model_name or DEFAULT_MODEL_LABEL)

@@ -1,27 +1,42 @@
-"""``--ray`` on a local Ray instance started here (2 CPUs): the scripted backend gives the local run's output
-row for row (and metadata), the tiny random model gives every row ok, and a run killed with SIGKILL and
-restarted judges no finished block again."""
+"""``--ray`` on a Ray cluster of two worker nodes started here (``ray.cluster_utils.Cluster``, every node on
+127.0.0.1, one CPU each, and a head node that runs no actor): each actor reads its units from storage, judges
+them and writes their shards itself, and only each unit's counts come back. The output equals a one-process
+run over the same shards merged into one file (the scripted backend; a dataset in S3 from the command line);
+the driver opens no shard but the first (for its columns); killing a worker node mid-run leaves every row
+judged once (Ray restarts the actor on the node that replaces it and retries its unit); a killed driver's
+rerun judges only the units not committed; a judge in a Ray Data pipeline of one's own; the tiny model on Ray
+(slow tier)."""
 
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import scaling_backends as sb
 
+from corpus_data import make_rows, shard_bytes, write_jsonl, write_shards
 from installed import have
-from jurist import Engine, ScriptedBackend
-from jurist.engine.ray_job import RayRun, blocks_dir
-from jurist.errors import BackendError, ConfigError
-from jurist.io.parts import MANIFEST, parts_dir
+from jurist.config.models import JudgeConfig
+from jurist.engine.spec import RunOptions, RunSpec, Selection
+from jurist.engine.summary import RunSummary
+from jurist.errors import ConfigError
+from jurist.io.dataset import MANIFEST
+from jurist.io.results import ResultTable
+from jurist.launch import Placement, launch
+from s3_server import S3Server, s3_env
 
 pytestmark = [
     pytest.mark.skipif(not have("ray"), reason="ray not installed"),
@@ -29,150 +44,211 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*"),
 ]
 HERE = Path(__file__).parent
-JOB = HERE / "ray_job_runner.py"
+SRC = str(HERE.parents[1] / "src")
+JUDGES = (JudgeConfig.model_validate(sb.JUDGE), JudgeConfig.model_validate(sb.PAIR))
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
+def cluster(s3: S3Server) -> Iterator[Any]:
+    """A head node with no CPU for actors and two worker nodes of one CPU each, all on 127.0.0.1; the
+    worker nodes import the test backends and reach the S3 server."""
     import ray
+    from ray.cluster_utils import Cluster
 
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        object_store_memory=200 * 2**20,
-        runtime_env={"env_vars": {"PYTHONPATH": str(HERE)}},
-    )
+    env = {"PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), SRC]), **s3.env}
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    for _ in range(2):
+        made.add_node(num_cpus=1, object_store_memory=100 * 2**20, env_vars=env)
+    made.node_env = env
     try:
-        yield str(ray.get_runtime_context().gcs_address)
+        yield made
     finally:
         ray.shutdown()
+        made.shutdown()
 
 
-def write_rows(path: Path, n: int) -> Path:
-    path.write_text(
-        "".join(
-            json.dumps(
-                {"question": "q" * (i % 7 + 1) + str(i), "response_a": "first", "response_b": "second"}
-            )
-            + "\n"
-            for i in range(n)
-        )
+def run(
+    inputs: Any, output: Path | str, placement: Placement, factory: Any = None, **options: Any
+) -> RunSummary:
+    spec = RunSpec(JUDGES, Selection(inputs), RunOptions(**{"chunk_size": 7, **options}))
+    launched = launch(spec, placement, output=output, backend_factory=factory or sb.scripted_for)
+    try:
+        return launched.run(output)
+    finally:
+        launched.close()
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> tuple[Path, pa.Table]:
+    """Four JSONL.gz shards and a Parquet shard, and a one-process run's results over them merged."""
+    folder = tmp_path / "corpus"
+    every = write_shards(str(folder), 4, 20, "jsonl.gz")
+    tail = make_rows(30, len(every))
+    (folder / "tail.parquet").write_bytes(shard_bytes(tail, "parquet", row_group=10))
+    whole = tmp_path / "whole.parquet"
+    run(str(write_jsonl(tmp_path / "merged.jsonl", every + tail)), whole, Placement())
+    return folder, pq.read_table(whole)
+
+
+def test_on_ray_the_workers_read_and_write_and_the_driver_sees_counts(
+    cluster: Any, corpus: tuple[Path, pa.Table], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jurist.engine import ray_units
+    from jurist.io.units import Unit
+
+    folder, expected = corpus
+    opened: list[str] = []
+    real_open = Unit.open
+    monkeypatch.setattr(
+        Unit, "open", lambda self, *a, **k: opened.append(self.name) or real_open(self, *a, **k)
     )
-    return path
-
-
-def metadata(path: Path) -> dict[str, Any]:
-    return dict(json.loads(pq.read_schema(path).metadata[b"jurist"]))
-
-
-def test_rows_render_as_read_on_ray_whatever_their_neighbours(cluster: str, tmp_path: Path) -> None:
-    # each row's question is an object with keys of its own: an Arrow table of the block would give every
-    # row the others' keys as nulls; the actors render the records as read
-    source = tmp_path / "nested.jsonl"
-    source.write_text("".join(json.dumps({"question": {f"k{i}": i}}) + "\n" for i in range(6)))
-    local, remote = tmp_path / "local.parquet", tmp_path / "ray.parquet"
-    Engine(sb.JUDGE, chunk_size=3, backend_factory=sb.scripted_for).run_file(source, local)
-    engine = Engine(sb.JUDGE, chunk_size=3, backend_factory=sb.scripted_for)
-    RayRun(engine, concurrency=2).run_file(source, remote)
-    seen = pq.read_table(remote).column("j.explanation").to_pylist()  # the prompt's last 12 characters
-    assert seen == pq.read_table(local).column("j.explanation").to_pylist()
-    assert not any("null" in text for text in seen)
-    assert seen[0].endswith('"k0": 0}')
-
-
-def test_scripted_on_ray_equals_the_local_run(cluster: str, tmp_path: Path) -> None:
-    source = write_rows(tmp_path / "rows.jsonl", 47)
-    local, remote = tmp_path / "local.parquet", tmp_path / "ray.parquet"
-    Engine([sb.JUDGE, sb.PAIR], chunk_size=6, backend_factory=sb.scripted_for).run_file(source, local)
-    engine = Engine([sb.JUDGE, sb.PAIR], chunk_size=6, backend_factory=sb.scripted_for)
-    run = RayRun(engine, concurrency=2)
-    summary = run.run_file(source, remote)
-    assert run.sent_blocks == 8 and summary.rows == 47
-    assert summary.judges["p"].statuses["ok"] == 47
-    assert pq.read_table(remote).equals(pq.read_table(local))
-    ours, theirs = metadata(remote), metadata(local)
-    assert ours["fingerprint"] == theirs["fingerprint"]
-    assert ours["judges"] == theirs["judges"] and ours["rows"] == theirs["rows"] == 47
-    assert not blocks_dir(remote).exists() and not parts_dir(remote).exists()
+    received: list[int] = []  # what the driver unpickles of what the actors send back
+    counting = types.SimpleNamespace(
+        dumps=pickle.dumps, loads=lambda raw: received.append(len(raw)) or pickle.loads(raw)
+    )
+    monkeypatch.setattr(ray_units, "pickle", counting)
+    out = tmp_path / "out"
+    summary = run(str(folder), out, Placement(ray=cluster.address, data_parallel=2))
+    assert summary.rows == 110 and summary.units == 5 and summary.requests == 3 * 110
+    assert ResultTable.open(out).table.equals(expected)
+    assert opened == ["part-00000"]  # in the driver: the first shard's first rows, for the columns
+    assert len(received) == 5 and max(received) < 4096  # a unit's entry, not its rows
+    described = json.loads((out / MANIFEST).read_text())["metadata"]["models"]
+    assert set(described) == {"j", "p"}
     # more actors than the cluster has CPUs would wait forever: refused with the reason
     with pytest.raises(ConfigError, match=r"3 x 1 CPU \(the cluster has 2\)"):
-        RayRun(engine, concurrency=3).run_file(source, tmp_path / "too_many.parquet")
-        # a finished run is recognised, locally and on Ray alike
-    assert RayRun(engine).run_file(source, remote).complete
-    assert Engine([sb.JUDGE, sb.PAIR], chunk_size=6).run_file(source, remote).complete
+        run(str(folder), tmp_path / "too_many", Placement(ray=cluster.address, data_parallel=3))
 
 
-@pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")
-def test_tiny_model_on_ray_gives_every_row_ok(cluster: str, tiny_model_dir: Path, tmp_path: Path) -> None:
-    judge = tmp_path / "judge.yaml"
-    judge.write_text(
-        "name: t\njudge_params:\n  prompt_template: 'Question: {question}'\n  judgment_type: BOOL\n"
-        "inference_config:\n  engine_params: {gpu_memory_utilization: 0.05}\n"
-    )
-    source = write_rows(tmp_path / "rows.jsonl", 20)
-    output = tmp_path / "tiny.parquet"
-    command = [
-        sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(judge), "-i", str(source),
-        "-o", str(output), "--model", str(tiny_model_dir), "--chunk-size", "5", "-q",
-        "--ray", cluster, "--data-parallel", "2",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "20 rows ->" in done.stdout and "ok 20" in done.stdout
-    table = pq.read_table(output)
-    assert table["row_id"].to_pylist() == [str(i) for i in range(20)]
-    assert table["t.status"].to_pylist() == ["ok"] * 20
-    assert metadata(output)["models"]["t"]["engine"] == "vllm"
+def test_a_dataset_in_s3_on_ray_from_the_command_line(cluster: Any, s3: S3Server, tmp_path: Path) -> None:
+    from faults.fault_runs import REMOTE_JUDGE
+    from faults.fault_servers import fault_server
+
+    s3.bucket("ray-corpus")
+    with s3_env(s3):
+        rows = write_shards("s3://ray-corpus/in/", 3, 12, "jsonl.gz")
+    config = tmp_path / "judge.yaml"
+    config.write_text(REMOTE_JUDGE)
+    env = {**os.environ, **s3.env, "PYTHONPATH": SRC}
+    outputs = {"whole": str(tmp_path / "whole.parquet"), "ray": "s3://ray-corpus/scored/"}
+    with fault_server() as server:
+        for name, source, extra in (
+            ("whole", str(write_jsonl(tmp_path / "merged.jsonl", rows)), []),
+            ("ray", "s3://ray-corpus/in/*.jsonl.gz", ["--ray", cluster.address, "--data-parallel", "2"]),
+        ):
+            command = [
+                sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(config), "-i", source,
+                "-o", outputs[name], "-q", "--chunk-size", "5",
+                "--inference_config.remote_params.api_url", server.url, *extra,
+            ]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, check=False)
+            assert done.returncode == 0, done.stderr[-3000:]
+            assert s3.secret not in done.stdout + done.stderr
+    with s3_env(s3):
+        assert ResultTable.open(outputs["ray"]).table.equals(pq.read_table(outputs["whole"]))
 
 
-def finished_rows(output: Path) -> int:
-    manifest = parts_dir(output) / MANIFEST
-    committed = int(json.loads(manifest.read_text())["rows"]) if manifest.is_file() else 0
-    kept = sum(int(p.stem.rsplit("-", 1)[1]) for p in blocks_dir(output).glob("block-*.parquet"))
-    return committed + kept
+def test_killing_a_worker_node_mid_run_leaves_every_row_judged_once(
+    cluster: Any, corpus: tuple[Path, pa.Table], tmp_path: Path
+) -> None:
+    folder, expected = corpus
+    out = tmp_path / "out"
+    victim = next(iter(cluster.worker_nodes))
+    done: list[RunSummary | BaseException] = []
 
+    def judge() -> None:  # the driver's run in a thread: Ray removes a node from the main thread only
+        try:
+            placement = Placement(ray=cluster.address, data_parallel=2)
+            done.append(run(str(folder), out, placement, sb.SlowFor(0.2), chunk_size=5))
+        except BaseException as exc:
+            done.append(exc)
 
-@pytest.mark.slow  # a run resuming on Ray stays in the default tier (test_a_local_run_resumes_on_ray)
-def test_a_killed_run_does_not_judge_finished_blocks_again(cluster: str, tmp_path: Path) -> None:
-    rows, chunk = 120, 10
-    source = write_rows(tmp_path / "rows.jsonl", rows)
-    whole = tmp_path / "whole.parquet"
-    Engine(sb.JUDGE, chunk_size=chunk, backend_factory=sb.scripted_for).run_file(source, whole)
-    output = tmp_path / "killed.parquet"
-    command = [sys.executable, str(JOB), cluster, str(source), str(output), str(chunk)]
-    process = subprocess.Popen([*command, "0.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 240
-    while finished_rows(output) < 3 * chunk and time.time() < deadline and process.poll() is None:
+    driver = threading.Thread(target=judge)
+    driver.start()
+    deadline = time.time() + 120
+    while not list(out.glob("*.parquet")) and time.time() < deadline:
         time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    _, err = process.communicate()
-    assert process.returncode == -signal.SIGKILL, err[-2000:]
-    done_before = finished_rows(output)
-    assert 3 * chunk <= done_before < rows
-    assert not output.exists()
+    killed = [len(list(out.glob("*.parquet")))]
+    cluster.remove_node(victim, allow_graceful=False)
+    cluster.add_node(num_cpus=1, object_store_memory=100 * 2**20, env_vars=cluster.node_env)
+    driver.join(300)
+    summary = done[0]
+    assert isinstance(summary, RunSummary), summary
+    assert killed and killed[0] < 5  # the node died mid-run
+    assert summary.rows == 110
+    table = ResultTable.open(out).table
+    assert table.num_rows == 110 and len(set(table.column("row_id").to_pylist())) == 110
+    assert table.drop_columns(["j.model", "p.model"]).equals(expected.drop_columns(["j.model", "p.model"]))
 
+
+def test_a_killed_driver_s_rerun_judges_only_the_units_not_committed(
+    cluster: Any, corpus: tuple[Path, pa.Table], tmp_path: Path
+) -> None:
+    folder, _ = corpus
+    out = tmp_path / "out"
+    command = [sys.executable, str(HERE / "ray_job_runner.py"), cluster.address, str(folder), str(out), "5"]
+    driver = subprocess.Popen([*command, "0.3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 180
+    while len(list(out.glob("*.parquet"))) < 2 and time.time() < deadline and driver.poll() is None:
+        time.sleep(0.05)
+    driver.send_signal(signal.SIGKILL)
+    _, err = driver.communicate()
+    assert driver.returncode == -signal.SIGKILL, err[-2000:]
+    committed = {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet")}
+    assert 2 <= len(committed) < 5
     rerun = subprocess.run([*command, "0"], capture_output=True, text=True, timeout=300, check=False)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     summary = json.loads(rerun.stdout.strip().splitlines()[-1])
-    assert summary["resumed_from"] == done_before
-    assert summary["sent_blocks"] * chunk == rows - done_before  # no finished block was sent again
-    assert summary["requests"] == rows - done_before
-    assert pq.read_table(output).equals(pq.read_table(whole))
+    resumed = sum(20 if n.startswith("part") else 30 for n in committed)
+    assert summary["units"] == 5 - len(committed) and summary["resumed_from"] == resumed
+    assert {
+        n: t for n, t in ((p.name, p.stat().st_mtime_ns) for p in out.glob("*.parquet")) if n in committed
+    } == committed
+    assert ResultTable.open(out).table.num_rows == 110
 
 
-def test_a_local_run_resumes_on_ray(cluster: str, tmp_path: Path) -> None:
-    source = write_rows(tmp_path / "rows.jsonl", 60)
-    whole = tmp_path / "whole.parquet"
-    Engine(sb.JUDGE, chunk_size=10, backend_factory=sb.scripted_for).run_file(source, whole)
-    stops_after_three_chunks = sb.failing_after(30)  # 3 chunks of 10
-    output = tmp_path / "resumed.parquet"
-    local = Engine(
-        sb.JUDGE, chunk_size=10, backend_factory=lambda _: ScriptedBackend(stops_after_three_chunks)
+def test_a_judge_in_a_ray_data_pipeline_of_ones_own(cluster: Any, tmp_path: Path) -> None:
+    import ray
+
+    from jurist import Engine
+    from jurist.engine.ray_units import JudgeRows
+
+    rows = make_rows(12, ids=True)
+    ray.init(address=cluster.address, ignore_reinit_error=True, log_to_driver=False)
+    judged = ray.data.from_items(rows).map_batches(
+        JudgeRows,
+        fn_constructor_kwargs={"judges": [sb.JUDGE], "backend_factory": sb.scripted_for},
+        batch_size=5,
+        batch_format="pyarrow",
+        concurrency=2,
+        num_cpus=1,
     )
-    with pytest.raises(BackendError):
-        local.run_file(source, output)
-    run = RayRun(Engine(sb.JUDGE, chunk_size=10, backend_factory=sb.scripted_for), concurrency=2)
-    summary = run.run_file(source, output)
-    assert summary.resumed_from == 30 and run.sent_blocks == 3 and summary.requests == 30
-    assert pq.read_table(output).equals(pq.read_table(whole))
+    got = sorted(judged.take_all(), key=lambda r: r["row_id"])
+    local = Engine(sb.JUDGE, backend_factory=sb.scripted_for).run(rows).to_pylist()
+    assert got == sorted(local, key=lambda r: r["row_id"])
+    assert {r["j.status"] for r in got} == {"ok"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")
+def test_tiny_model_on_ray_gives_every_row_ok(cluster: Any, tiny_model_dir: Path, tmp_path: Path) -> None:
+    judge = tmp_path / "judge.yaml"
+    judge.write_text(
+        "name: t\njudge_params:\n  prompt_template: 'Question: {question}'\n  judgment_type: BOOL\n"
+        "inference_config:\n  engine_params: {gpu_memory_utilization: 0.05, enforce_eager: true}\n"
+    )
+    folder = tmp_path / "shards"
+    write_shards(str(folder), 3, 6, "jsonl", ids=False)
+    output = tmp_path / "tiny"
+    command = [
+        sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(judge), "-i", str(folder),
+        "-o", str(output), "--model", str(tiny_model_dir), "--chunk-size", "4", "-q",
+        "--ray", cluster.address, "--data-parallel", "2",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "18 rows ->" in done.stdout and "ok 18" in done.stdout
+    table = ResultTable.open(output).table
+    assert table["row_id"].to_pylist() == [f"part-0000{s}.jsonl:{i}" for s in range(3) for i in range(6)]
+    assert table["t.status"].to_pylist() == ["ok"] * 18
+    assert json.loads((output / MANIFEST).read_text())["metadata"]["models"]["t"]["engine"] == "vllm"
