@@ -115,7 +115,8 @@ def test_another_runs_output_is_refused_then_overwritten(server: ChatServer, tmp
 @pytest.mark.parametrize("target", ["folder", "missing/../../../proc/x.parquet", "out.xlsx"])
 def test_bad_output_paths_exit_2_before_any_request(server: ChatServer, tmp_path: Path, target: str) -> None:
     config, data = setup(tmp_path, ROWS)
-    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder").mkdir()  # a folder is a results dataset's place, but not one of another program's
+    (tmp_path / "folder" / "theirs.parquet").write_bytes(b"PAR1")
     out = tmp_path / target if not target.startswith("missing") else Path("/proc/jurist-test/x.parquet")
     result = judge(config, data, out, server.url)
     assert result.returncode == 2, result.stderr

@@ -4,6 +4,7 @@ scripted backend answering from the request alone, so any placement of a request
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -126,3 +127,19 @@ class SlowFor:
 
     def __call__(self, config: InferenceConfig) -> Backend:
         return Slow(self.delay, config.model.model_name or DEFAULT_MODEL_LABEL)
+
+
+def dying_for(config: InferenceConfig) -> Backend:
+    """:func:`scripted_for` in a process that dies (``os._exit``, as an engine killed by the kernel) after
+    serving the number of requests its environment's ``JURIST_TEST_DIE_AFTER`` says (unset: never)."""
+    left = int(os.environ.get("JURIST_TEST_DIE_AFTER", "0")) or None
+    served = 0
+
+    def respond(request: GenerationRequest) -> str:
+        nonlocal served
+        served += 1
+        if left is not None and served > left:
+            os._exit(9)
+        return answer(request)
+
+    return ScriptedBackend(respond, labels=labels, model_id=config.model.model_name or DEFAULT_MODEL_LABEL)

@@ -189,3 +189,77 @@ def test_what_a_dataset_run_does_not_do_is_refused_before_any_model_loads(
         launch(RunSpec(two_models, Selection(str(folder))), Placement(data_parallel=2), output=tmp_path / "o")
     with pytest.raises(InputError, match="reads its input from storage"):
         launch(spec([{"question": "in memory"}]), Placement(ray="local"))
+
+
+def test_a_dying_worker_stops_the_run_or_its_unit_goes_to_the_worker_left(tmp_path: Path) -> None:
+    from jurist.engine.core import Engine
+    from jurist.engine.corpus import CorpusRun
+    from jurist.engine.host_parallel import HostPool, OneEngine, WorkerJob
+    from jurist.engine.units import InProcess
+
+    folder = tmp_path / "corpus"
+    write_shards(str(folder), 5, 10, "jsonl")
+    run(str(folder), tmp_path / "whole")
+    judge = (JUDGES[0],)  # one request a row: worker 0 dies on its 26th, in its third unit
+    for death, out in (("stop", tmp_path / "stopped"), ("continue", tmp_path / "continued")):
+        one = RunSpec(judge, Selection(str(folder)), RunOptions(chunk_size=7))
+        job = WorkerJob(one, OneEngine(sb.dying_for))
+        pool = HostPool(job, 2, on_worker_death=death, envs=[{"JURIST_TEST_DIE_AFTER": "25"}, {}])
+        corpus_run = CorpusRun(one, Engine.from_spec(one, backend_factory=sb.scripted_for), out, pool)
+        try:
+            if death == "stop":
+                with pytest.raises(BackendError, match=r"data-parallel worker 0 \(CPU\) exited with code 9"):
+                    corpus_run.execute()
+                committed = [e["status"] for e in json.loads((out / MANIFEST).read_text())["units"].values()]
+                assert 2 <= committed.count("ok") < 5
+            else:
+                assert corpus_run.execute().rows == 50
+        finally:
+            pool.close()
+    expected = table(tmp_path / "whole").select(table(tmp_path / "continued").column_names)
+    assert table(tmp_path / "continued").equals(expected)
+    engine = Engine.from_spec(one, backend_factory=sb.scripted_for)  # the stopped run, resumed here
+    assert CorpusRun(
+        one, engine, tmp_path / "stopped", InProcess(engine)
+    ).execute().units == 5 - committed.count("ok")
+    assert table(tmp_path / "stopped").equals(expected)
+
+
+def test_the_command_line_over_a_folder_names_a_bad_shard_and_merges(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from faults.fault_runs import REMOTE_JUDGE
+    from faults.fault_servers import fault_server
+
+    folder = tmp_path / "shards"
+    write_shards(str(folder), 3, 4, "jsonl")
+    (folder / "torn.parquet").write_bytes(b"PAR1 torn")
+    config = tmp_path / "judge.yaml"
+    config.write_text(REMOTE_JUDGE)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+
+    def jurist(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "jurist", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=240, env=env, check=False)
+
+    with fault_server() as server:
+        base = ["judge", "dataset", "-c", str(config), "-i", str(folder), "-q"]
+        base += ["--inference_config.remote_params.api_url", server.url]
+        out = str(tmp_path / "out")
+        failed = jurist(*base, "-o", out)
+        assert failed.returncode == 4, failed.stderr
+        assert "12 rows -> " in failed.stdout
+        assert "1 shard(s) could not be read (torn.parquet: not a readable Parquet file" in failed.stderr
+        skipped = jurist(*base, "-o", out, "--on-bad-shard", "skip")
+        assert skipped.returncode == 0, skipped.stderr
+        assert "0 rows -> " in skipped.stdout  # the good shards were committed before
+        merged = jurist(*base, "-o", str(tmp_path / "one.parquet"), "--on-bad-shard", "skip")
+        assert merged.returncode == 0 and not (tmp_path / "one.parquet.shards").exists()
+    done = jurist("merge", out, "-o", str(tmp_path / "merged.jsonl"))
+    assert done.returncode == 0 and done.stdout.strip() == f"12 rows -> {tmp_path / 'merged.jsonl'}"
+    assert pq.read_table(tmp_path / "one.parquet").num_rows == 12
+    assert (tmp_path / "merged.jsonl.meta.json").exists()
+    again = jurist("merge", out, "-o", str(tmp_path / "merged.jsonl"))
+    assert again.returncode == 2 and "already exists" in again.stderr

@@ -4,8 +4,8 @@ them and writes their shards itself, and only each unit's counts come back. The 
 run over the same shards merged into one file (the scripted backend; a dataset in S3 from the command line);
 the driver opens no shard but the first (for its columns); killing a worker node mid-run leaves every row
 judged once (Ray restarts the actor on the node that replaces it and retries its unit); a killed driver's
-rerun judges only the units not committed; a judge in a Ray Data pipeline of one's own; the tiny model on Ray
-(slow tier)."""
+rerun judges only the units not committed; a judge in a Ray Data pipeline of one's own. The tiny model on
+Ray is test_ray_engine.py's."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,25 +44,6 @@ pytestmark = [
 HERE = Path(__file__).parent
 SRC = str(HERE.parents[1] / "src")
 JUDGES = (JudgeConfig.model_validate(sb.JUDGE), JudgeConfig.model_validate(sb.PAIR))
-
-
-@pytest.fixture(scope="module")
-def cluster(s3: S3Server) -> Iterator[Any]:
-    """A head node with no CPU for actors and two worker nodes of one CPU each, all on 127.0.0.1; the
-    worker nodes import the test backends and reach the S3 server."""
-    import ray
-    from ray.cluster_utils import Cluster
-
-    env = {"PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), SRC]), **s3.env}
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-    for _ in range(2):
-        made.add_node(num_cpus=1, object_store_memory=100 * 2**20, env_vars=env)
-    made.node_env = env
-    try:
-        yield made
-    finally:
-        ray.shutdown()
-        made.shutdown()
 
 
 def run(
@@ -102,11 +81,15 @@ def test_on_ray_the_workers_read_and_write_and_the_driver_sees_counts(
     monkeypatch.setattr(
         Unit, "open", lambda self, *a, **k: opened.append(self.name) or real_open(self, *a, **k)
     )
-    received: list[int] = []  # what the driver unpickles of what the actors send back
-    counting = types.SimpleNamespace(
-        dumps=pickle.dumps, loads=lambda raw: received.append(len(raw)) or pickle.loads(raw)
-    )
-    monkeypatch.setattr(ray_units, "pickle", counting)
+    received: list[int] = []  # the size of what each actor sends back to the driver
+    real_judge = ray_units.RayExecutor.judge_units
+
+    def judge_units(self: Any, job: Any, units: Any) -> Any:
+        for result in real_judge(self, job, units):
+            received.append(len(pickle.dumps(result)))
+            yield result
+
+    monkeypatch.setattr(ray_units.RayExecutor, "judge_units", judge_units)
     out = tmp_path / "out"
     summary = run(str(folder), out, Placement(ray=cluster.address, data_parallel=2))
     assert summary.rows == 110 and summary.units == 5 and summary.requests == 3 * 110
@@ -227,28 +210,3 @@ def test_a_judge_in_a_ray_data_pipeline_of_ones_own(cluster: Any, tmp_path: Path
     local = Engine(sb.JUDGE, backend_factory=sb.scripted_for).run(rows).to_pylist()
     assert got == sorted(local, key=lambda r: r["row_id"])
     assert {r["j.status"] for r in got} == {"ok"}
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")
-def test_tiny_model_on_ray_gives_every_row_ok(cluster: Any, tiny_model_dir: Path, tmp_path: Path) -> None:
-    judge = tmp_path / "judge.yaml"
-    judge.write_text(
-        "name: t\njudge_params:\n  prompt_template: 'Question: {question}'\n  judgment_type: BOOL\n"
-        "inference_config:\n  engine_params: {gpu_memory_utilization: 0.05, enforce_eager: true}\n"
-    )
-    folder = tmp_path / "shards"
-    write_shards(str(folder), 3, 6, "jsonl", ids=False)
-    output = tmp_path / "tiny"
-    command = [
-        sys.executable, "-m", "jurist", "judge", "dataset", "-c", str(judge), "-i", str(folder),
-        "-o", str(output), "--model", str(tiny_model_dir), "--chunk-size", "4", "-q",
-        "--ray", cluster.address, "--data-parallel", "2",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "18 rows ->" in done.stdout and "ok 18" in done.stdout
-    table = ResultTable.open(output).table
-    assert table["row_id"].to_pylist() == [f"part-0000{s}.jsonl:{i}" for s in range(3) for i in range(6)]
-    assert table["t.status"].to_pylist() == ["ok"] * 18
-    assert json.loads((output / MANIFEST).read_text())["metadata"]["models"]["t"]["engine"] == "vllm"

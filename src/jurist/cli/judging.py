@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -80,10 +80,10 @@ from jurist.config.cascade import CascadeSettings, stage_configs
 from jurist.config.loading import OUMI_ALIASES, list_builtin_judges, load_judge_config, parse_cli_overrides
 from jurist.conversation.dataset import conversation_source
 from jurist.engine.core import Engine, check_capabilities
-from jurist.engine.corpus import OnBadShard, is_dataset_output, merge
+from jurist.engine.corpus import is_dataset_output, merge
 from jurist.engine.interrupt import parse_duration
 from jurist.engine.plan import plan_chunk
-from jurist.engine.preflight import check_constraints, worker_death
+from jurist.engine.preflight import check_constraints
 from jurist.engine.run_text import results_table
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.summary import RunSummary
@@ -101,6 +101,7 @@ from jurist.records import ALL_CONSTRAINT_KINDS
 from jurist.stats.calibration import Calibration
 
 logger = logging.getLogger("jurist")
+T = TypeVar("T", bound=str)
 
 
 @label_options(CALIBRATION)
@@ -166,7 +167,12 @@ def judge_dataset(
     try:
         runtime = parse_duration(max_runtime) if max_runtime is not None else None
         placement = Placement(
-            data_parallel, ray, worker_death(on_worker_death), retry_failed, repair, bad_shard(on_bad_shard)
+            data_parallel,
+            ray,
+            choice("--on-worker-death", on_worker_death, ("stop", "continue")),
+            retry_failed,
+            repair,
+            choice("--on-bad-shard", on_bad_shard, ("fail", "skip")),
         )
         options = RunOptions(chunk_size, carry, id_column if criteria is None else None, panel, quorum)
         options = replace(options, calibrations=tuple(Calibration.load(p) for p in calibration or []))
@@ -248,13 +254,12 @@ def emit_and_exit(spec: RunSpec, path: Path, placement: Placement, scratch: Path
     raise typer.Exit(EXIT_OK)
 
 
-def bad_shard(value: str) -> OnBadShard:
-    """``--on-bad-shard``: ``fail`` or ``skip``."""
-    if value == "fail":
-        return "fail"
-    if value == "skip":
-        return "skip"
-    raise JuristError(f"--on-bad-shard: 'fail' or 'skip', not {value!r}")
+def choice(option: str, value: str, choices: tuple[T, ...]) -> T:
+    """``value`` of ``option`` when it is one of ``choices``, else a :class:`JuristError` naming them."""
+    for allowed in choices:
+        if value == allowed:
+            return allowed
+    raise JuristError(f"{option}: {' or '.join(repr(c) for c in choices)}, not {value!r}")
 
 
 def finish_dataset(

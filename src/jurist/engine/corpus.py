@@ -24,9 +24,8 @@ import contextlib
 import json
 import shutil
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any, Literal
 
 import pyarrow as pa
@@ -39,7 +38,6 @@ from jurist.engine.run import RunEngine
 from jurist.engine.spec import RunSpec
 from jurist.engine.summary import RunSummary
 from jurist.engine.units import Executor, UnitJob
-from jurist.errors import InputError
 from jurist.io.dataset import SHARDS, Lease, ResultsDataset, ShardWriter
 from jurist.io.formats import OUTPUT_SUFFIXES
 from jurist.io.location import Place, is_url
@@ -53,12 +51,14 @@ OnBadShard = Literal["fail", "skip"]
 
 
 def is_dataset_output(output: str | Path) -> bool:
-    """Whether ``output`` names a results dataset (a URL, a folder, a name ending in ``/`` or without a
-    results file suffix) rather than one results file."""
+    """Whether ``output`` names a results dataset (a URL without a results file suffix, a folder, a name
+    ending in ``/`` or without any suffix) rather than one results file (a name with a suffix: a results
+    file's, or one refused as unknown)."""
     text = str(output)
-    if is_url(text) or text.endswith("/") or Path(text).is_dir():
+    if text.endswith("/") or Path(text).is_dir():
         return True
-    return Path(text).suffix.lower() not in OUTPUT_SUFFIXES
+    suffix = PurePosixPath(text).suffix.lower()
+    return suffix not in OUTPUT_SUFFIXES if is_url(text) else not suffix
 
 
 def dataset_root(output: str | Path) -> tuple[Place, Path | None]:
@@ -163,16 +163,14 @@ class CorpusRun:
         bad: dict[str, str] = {}
         started = time.perf_counter()
         try:
-            summary.load_seconds += self.executor.start()
+            if todo:
+                summary.load_seconds += self.executor.start()
             for result in self.executor.judge_units(job, todo):
                 entry = result.entry
                 if result.ok:
                     counts = result.counts()
                     summary.merge(counts)
-                    statuses: Counter[str] = Counter()
-                    for judge in counts.judges.values():
-                        statuses.update(judge.statuses)
-                    progress.add(counts.rows, statuses)
+                    progress.add(counts.rows, counts.statuses())
                 else:
                     bad[entry["shard"]] = entry["error"]
                     if self.on_bad_shard == "skip":
@@ -188,12 +186,12 @@ class CorpusRun:
         if bad:
             finished["bad_shards"] = bad
         finished["rows"] = sum(int(e.get("rows", 0)) for e in dataset.entries.values() if e["status"] == "ok")
-        priors = position_priors(engine.judges, lambda columns: dataset_columns(dataset, run_id, columns))
+        priors = position_priors(engine.judges, lambda columns: dataset_columns(dataset, columns))
         if priors:
             finished["position_prior"] = priors
         if engine.panel is not None:
             columns = engine.panel.agreement_columns()
-            parts = [pa.table(p) for p in dataset_columns(dataset, run_id, columns)]
+            parts = [pa.table(p) for p in dataset_columns(dataset, columns)]
             if parts:
                 summary.agreement = engine.panel.agreement(pa.concat_tables(parts))
         if bad and self.on_bad_shard == "fail":
@@ -215,49 +213,29 @@ class CorpusRun:
             shutil.rmtree(local, ignore_errors=True)
 
 
-def dataset_columns(
-    dataset: ResultsDataset, run_id: str, columns: Sequence[str]
-) -> Iterator[dict[str, list[Any]]]:
+def dataset_columns(dataset: ResultsDataset, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
     """The committed values of ``columns`` (those the shards have), a shard at a time, in unit order."""
-    fs, _ = dataset.root.fs()
-    present = dataset.shards()
-    done = dataset.committed(run_id)
-    for name in dataset.entries:
-        if name not in done:
-            continue
-        names = [c for c in columns if c in pq.read_schema(present[name], filesystem=fs).names]
+    fs = dataset.root.fs()[0]
+    for path in dataset.files(needed=False)[0]:
+        names = [c for c in columns if c in pq.read_schema(path, filesystem=fs).names]
         if not names:
             return
-        table = pq.read_table(present[name], columns=names, filesystem=fs)
+        table = pq.read_table(path, columns=names, filesystem=fs)
         yield {c: table.column(c).to_pylist() for c in names}
 
 
 def merge(dataset: ResultsDataset, output: Path) -> int:
     """Write a results dataset's committed shards, in unit order, into one results file (Parquet, Arrow or
     JSONL, by extension) with the run's metadata; the rows written. ``jurist merge`` and a file output."""
-    manifest = dataset.manifest()
-    if manifest is None:
-        raise InputError("no manifest: not a jurist results dataset", source=dataset.root.url)
-    run_id = str(manifest.get("fingerprint"))
-    done = dataset.committed(run_id)
-    present = dataset.shards()
-    fs, _ = dataset.root.fs()
-    names = [n for n in manifest.get("units", {}) if n in done]
-    if not names:
-        raise InputError("holds no committed shards", source=dataset.root.url)
-    schema = pq.read_schema(present[names[0]], filesystem=fs)
-    metadata = {
-        **manifest.get("metadata", {}),
-        "fingerprint": run_id,
-        "rows": sum(done[n]["rows"] for n in names),
-    }
-    plain = schema.remove_metadata()
-    rows = 0
-    with OutputWriter(output, plain, metadata={"jurist": json.dumps(metadata, default=str)}) as writer:
-        for name in names:
-            for batch in pq.ParquetFile(fs.open_input_file(present[name])).iter_batches():
+    files, manifest = dataset.files()
+    fs = dataset.root.fs()[0]
+    rows = sum(int(pq.read_metadata(path, filesystem=fs).num_rows) for path in files)
+    metadata = {**manifest.get("metadata", {}), "fingerprint": manifest.get("fingerprint"), "rows": rows}
+    schema = pq.read_schema(files[0], filesystem=fs).remove_metadata()
+    with OutputWriter(output, schema, metadata={"jurist": json.dumps(metadata, default=str)}) as writer:
+        for path in files:
+            for batch in pq.ParquetFile(fs.open_input_file(path)).iter_batches():
                 writer.write(batch)
-                rows += batch.num_rows
     if output.suffix.lower() == ".jsonl":
         from jurist.io.parts import meta_path
 

@@ -34,7 +34,7 @@ import queue
 import signal
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -54,12 +54,11 @@ from jurist.backends.parallel.pool import (
 )
 from jurist.backends.parallel.worker import place
 from jurist.config.inference import InferenceConfig
-from jurist.engine.lazy import LazyBackend
 from jurist.engine.plan import group_by_backend
 from jurist.engine.run import BatchSource, RunContext
 from jurist.engine.spec import RunSpec
 from jurist.engine.summary import RunSummary
-from jurist.engine.units import UnitJob, UnitResult, judge_unit
+from jurist.engine.units import UnitJob, UnitResult, judge_unit, load
 from jurist.errors import BackendError
 from jurist.io.parts import PartWriter, StagedPart
 from jurist.io.raw_chunks import RawChunk, can_cut_raw, raw_chunks
@@ -132,10 +131,7 @@ def host_worker_main(inbox: Connection, outbox: Connection, job: WorkerJob, env:
     place(env)
     try:
         engine = Engine.from_spec(job.spec, backend_factory=job.factory)
-        modelled = [j for j in engine.judges if j.needs_model]
-        backend = engine.backend_for(modelled[0]) if modelled else None
-        if isinstance(backend, LazyBackend):
-            backend.real()
+        load(engine)
     except BaseException as exc:  # the parent reports it, naming this worker
         outbox.send(("failed", f"{type(exc).__name__}: {exc}"))
         return
@@ -347,10 +343,7 @@ class HostPool:
         """A chunk's counts into the run's summary and progress line."""
         run.summary.merge(counts)
         if run.progress is not None:
-            statuses: Counter[str] = Counter()
-            for judge in counts.judges.values():
-                statuses.update(judge.statuses)
-            run.progress.add(counts.rows, statuses)
+            run.progress.add(counts.rows, counts.statuses())
 
     def judge_units(self, job: UnitJob, units: Sequence[Unit]) -> Iterator[UnitResult]:
         """Each unit's result as a worker finishes it (any order): a unit at a time per worker, the next one

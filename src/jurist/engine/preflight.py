@@ -16,20 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from jurist.backends.parallel.pool import OnWorkerDeath, split_config
+from jurist.backends.parallel.pool import split_config
 from jurist.backends.registry import ENGINES, Compile, GrammarCheck
 from jurist.errors import ConfigError, JuristError
 from jurist.judges.judge import Judge
 from jurist.records import ConstraintKind
-
-
-def worker_death(value: str) -> OnWorkerDeath:
-    """``--on-worker-death``: ``stop`` or ``continue``."""
-    if value == "stop":
-        return "stop"
-    if value == "continue":
-        return "continue"
-    raise JuristError(f"--on-worker-death: 'stop' or 'continue', not {value!r}")
 
 
 def _compiler(judge: Judge) -> GrammarCheck | None:

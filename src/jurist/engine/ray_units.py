@@ -1,15 +1,16 @@
 """Judging on Ray: the units of a dataset run on an actor pool, and a judge for your own Ray Data pipeline.
 
-:class:`RayExecutor` is the Ray executor of a dataset run (:class:`~jurist.engine.corpus.CorpusRun`). The
-driver sends only unit descriptors (a shard's URL, a slice of it) through a Ray Dataset
-(``ray.data.from_items``) to ``Dataset.map_batches`` over an actor pool (``ActorPoolStrategy``): each actor
-builds the run's :class:`~jurist.engine.core.Engine` from its spec once, loads its model, and for each unit
-reads the shard from storage itself, judges it, writes the unit's shard to the results dataset itself and
-returns only the unit's manifest entry (:func:`~jurist.engine.units.judge_unit`). So the driver's memory and
-traffic grow with the number of units, not the rows, and the cluster reads and writes in parallel. Ray does
-the scheduling, and the retrying: Ray Data's actors restart (``max_restarts``) and their calls are retried
-(``max_task_retries``) when an actor or its node is lost, and a retried unit rewrites the same shard. Every
-node needs the input and the output at the same URL (object storage, or a filesystem all nodes mount).
+:class:`RayExecutor` is the Ray executor of a dataset run (:class:`~jurist.engine.corpus.CorpusRun`). It
+starts ``actors`` Ray actors, each of which builds the run's :class:`~jurist.engine.core.Engine` from its spec
+once and loads its model (Ray Data LLM's shape: a stateful processor per replica), and hands them unit
+descriptors (a shard's URL, a slice of it) through Ray's own ``ray.util.ActorPool``, a unit at a time per
+actor. For each unit the actor reads the shard from storage itself, judges it, writes the unit's shard to the
+results dataset itself and returns only the unit's manifest entry
+(:func:`~jurist.engine.units.judge_unit`). So the driver's memory and traffic grow with the number of units,
+not the rows, and the cluster reads and writes in parallel. Ray places the actors and retries: they are
+created with ``max_restarts=-1`` and ``max_task_retries=-1``, so an actor whose process or node is lost is
+started again where there is room and its unit is judged again (the retried unit rewrites the same shard).
+Every node needs the input and the output at the same URL (object storage, or a filesystem all nodes mount).
 
 :class:`JudgeRows` is a judge for a Ray Data pipeline of your own, Ray Data LLM's processor shape::
 
@@ -25,7 +26,7 @@ returns every batch with jurist's columns (``row_id``, each judge's fields, scor
 
 from __future__ import annotations
 
-import pickle
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -34,7 +35,7 @@ import pyarrow as pa
 from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
 from jurist.engine.spec import RunOptions, RunSpec
-from jurist.engine.units import UnitJob, UnitResult, judge_unit
+from jurist.engine.units import UnitJob, UnitResult, judge_unit, load
 from jurist.errors import BackendError, ConfigError
 from jurist.io.sources import TableSource
 from jurist.io.units import Unit
@@ -59,20 +60,21 @@ def connect(address: str | None, runtime_env: Mapping[str, Any] | None = None) -
     return ray
 
 
-class _UnitActor:
-    """A Ray Data actor: the run's engine, loaded once; each call judges one unit (``batch_size=1``)."""
+class UnitActor:
+    """A Ray actor: the run's engine, built from its ``spec`` with backends from ``factory``, its model loaded
+    once; :meth:`judge` judges one unit."""
 
-    def __init__(self, payload: bytes) -> None:
+    def __init__(self, spec: RunSpec, factory: Callable[[InferenceConfig], Backend]) -> None:
         from jurist.engine.core import Engine
 
-        spec, factory, self.job = pickle.loads(payload)
         self.engine = Engine.from_spec(spec, backend_factory=factory)
+        load(self.engine)
 
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        results = [
-            judge_unit(self.engine, self.job, pickle.loads(raw)) for raw in batch.column("unit").to_pylist()
-        ]
-        return pa.table({"result": [pickle.dumps(r) for r in results]})
+    def ready(self) -> bool:
+        return True
+
+    def judge(self, job: UnitJob, unit: Unit) -> UnitResult:
+        return judge_unit(self.engine, job, unit)
 
     def __del__(self) -> None:
         engine = getattr(self, "engine", None)
@@ -99,12 +101,9 @@ class RayExecutor:
         self.spec, self.factory, self.address = spec, factory, address
         self.actors, self.num_gpus, self.num_cpus, self.runtime_env = actors, num_gpus, num_cpus, runtime_env
         self._described: dict[str, Any] = {}
+        self._handles: list[Any] = []
 
-    def start(self) -> float:
-        connect(self.address, self.runtime_env)
-        return 0.0
-
-    def _pool(self, ray: Any, units: int) -> tuple[int, float]:
+    def _pool(self, ray: Any) -> tuple[int, float]:
         """The actors and GPUs per actor, refused when the cluster cannot hold them (Ray would wait)."""
         resources = ray.cluster_resources()
         gpus, cpus = float(resources.get("GPU", 0)), float(resources.get("CPU", 0))
@@ -117,39 +116,54 @@ class RayExecutor:
         ]
         if short:
             raise ConfigError(f"the actor pool needs {'; '.join(short)}: lower --data-parallel")
-        return max(1, min(actors, units)), num_gpus
+        return max(1, actors), num_gpus
+
+    def start(self) -> float:
+        """Start the actors (once) and wait until each has loaded its model; the seconds that took."""
+        if self._handles:
+            return 0.0
+        began = time.perf_counter()
+        ray = connect(self.address, self.runtime_env)
+        actors, num_gpus = self._pool(ray)
+        options = {
+            "num_cpus": self.num_cpus,
+            "num_gpus": num_gpus,
+            "max_restarts": -1,
+            "max_task_retries": -1,
+        }
+        remote = ray.remote(**options)(UnitActor)
+        self._handles = [remote.remote(self.spec, self.factory) for _ in range(actors)]
+        try:
+            ray.get([handle.ready.remote() for handle in self._handles])
+        except ray.exceptions.RayError as exc:
+            self.close()
+            raise BackendError(f"a Ray actor could not start: {exc}") from exc
+        return time.perf_counter() - began
 
     def judge_units(self, job: UnitJob, units: Sequence[Unit]) -> Iterator[UnitResult]:
-        if not units:
-            return
-        import ray.cloudpickle as cloudpickle
+        from ray.exceptions import RayError
+        from ray.util.actor_pool import ActorPool
 
-        ray = connect(self.address, self.runtime_env)
-        actors, num_gpus = self._pool(ray, len(units))
-        context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = False
-        context.enable_progress_bars = False
-        items = [{"unit": pickle.dumps(unit)} for unit in units]
-        payload = cloudpickle.dumps((self.spec, self.factory, job))
-        judged = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-            _UnitActor,
-            batch_size=1,
-            batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=actors, max_tasks_in_flight_per_actor=1),
-            fn_constructor_kwargs={"payload": payload},
-            num_gpus=num_gpus,
-            num_cpus=self.num_cpus,
-        )
-        for row in judged.iter_rows():
-            result: UnitResult = pickle.loads(row["result"])
-            self._described = self._described or result.described
-            yield result
+        self.start()
+        pool = ActorPool(self._handles)
+        try:
+            for result in pool.map_unordered(lambda actor, unit: actor.judge.remote(job, unit), list(units)):
+                self._described = self._described or result.described
+                yield result
+        except RayError as exc:
+            raise BackendError(f"a Ray actor failed: {exc}; the units committed so far are kept") from exc
 
     def described(self) -> dict[str, Any]:
         return self._described
 
     def close(self) -> None:
-        return None
+        """Stop the actors (their models go with them)."""
+        if self._handles:
+            import ray
+
+            for handle in self._handles:
+                ray.kill(handle)
+            self._handles = []
 
 
 class JudgeRows:

@@ -7,9 +7,10 @@ metadata, commits judged batches to the result store (:mod:`jurist.io.parts`), s
 panel's agreement, builds the summary and merges the parts at the end. Where the judged batches come from,
 and everything that differs between such sources (which file is written, the rows done before, how a
 damaged part's rows are judged again), is asked of a :class:`BatchSource`: the local engine
-(:class:`LocalBatches`), re-judging a finished run's failed rows (:class:`RetryBatches`), Ray blocks
-(:class:`~jurist.engine.ray_job.RayBatches`) or a cascade's stages
+(:class:`LocalBatches`), re-judging a finished run's failed rows (:class:`RetryBatches`), data-parallel
+workers (:class:`~jurist.engine.host_parallel.HostParallelBatches`) or a cascade's stages
 (:class:`~jurist.cascade.batches.CascadeBatches`). The front door, :func:`jurist.launch.launch`, chooses it.
+A run over a dataset of files is a :class:`~jurist.engine.corpus.CorpusRun` instead.
 """
 
 from __future__ import annotations
@@ -283,8 +284,8 @@ class Run:
 
 
 class FileRunOptions(TypedDict, total=False):
-    """The keyword arguments of ``run_file`` (:meth:`~jurist.engine.core.Engine.run_file` and
-    :meth:`~jurist.engine.ray_job.RayRun.run_file`): the rows' format and selection, and the run's handling
+    """The keyword arguments of :meth:`~jurist.engine.core.Engine.run_file`: the rows' format and
+    selection, and the run's handling
     of its output (``overwrite``, ``repair``: judge a damaged store's rows again) and progress line."""
 
     input_format: str | None

@@ -150,6 +150,10 @@ class RunSummary:
         for name, counts in other.judges.items():
             self.judges.setdefault(name, JudgeSummary()).merge(counts)
 
+    def statuses(self) -> Counter[str]:
+        """Every judge's outputs by status, added up (what a progress line counts)."""
+        return sum((Counter(j.statuses) for j in self.judges.values()), Counter())
+
     def counts(self) -> dict[str, Any]:
         """The counts of this part of a run (rows, requests, models, each judge's), as JSON values: what a
         dataset's manifest keeps per unit (:meth:`from_counts` reads them back)."""

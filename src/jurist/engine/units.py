@@ -69,6 +69,17 @@ def judge_unit(engine: Any, job: UnitJob, unit: Unit) -> UnitResult:
     return UnitResult(unit.name, entry, engine.describe_models())
 
 
+def load(engine: Any) -> None:
+    """Load the model of ``engine``'s judges now (a worker's or an actor's start), not at its first
+    request."""
+    from jurist.engine.lazy import LazyBackend
+
+    modelled = [j for j in engine.judges if j.needs_model]
+    backend = engine.backend_for(modelled[0]) if modelled else None
+    if isinstance(backend, LazyBackend):
+        backend.real()
+
+
 class Executor(Protocol):
     """Where a run's units are judged: :meth:`judge_units` yields each unit's result as it finishes (any
     order); :meth:`start` loads what judges them (the seconds it took), :meth:`described` says what judged

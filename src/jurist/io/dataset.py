@@ -204,19 +204,18 @@ class ResultsDataset:
         return "start"
 
     def prune(self, names: Iterable[str]) -> None:
-        """Remove the shards of units the input no longer has (a file gone, a file sliced otherwise)."""
+        """Remove the shards of units not in ``names`` (a file gone from the input, or sliced otherwise)."""
         keep = set(names)
         fs, _ = self.root.fs()
         for name, path in self.shards().items():
             if name not in keep:
-                logger.warning("%s: no such unit in the input any more; its shard is removed", path)
+                logger.info("%s: no such unit in this run's input; its shard is removed", path)
                 fs.delete_file(path)
 
     def remove(self) -> None:
         """Remove the shards and the manifest (``--overwrite``)."""
+        self.prune(())
         fs, path = self.root.fs()
-        for shard in self.shards().values():
-            fs.delete_file(shard)
         with contextlib.suppress(FileNotFoundError):
             fs.delete_file(posixpath.join(path, MANIFEST))
 
@@ -246,36 +245,37 @@ class ResultsDataset:
         self.flush(force=True, status="complete")
 
     # ------------------------------------------------------------------------------- as a table
+    def files(self, *, needed: bool = True) -> tuple[list[str], dict[str, Any]]:
+        """The committed shards' paths, in the order of the units, and the manifest; ``needed``: with none
+        committed, an :class:`InputError`."""
+        manifest = self.manifest()
+        if manifest is None:
+            raise InputError(f"no {MANIFEST}: not a jurist results dataset", source=self.root.url)
+        done, present = self.committed(str(manifest.get("fingerprint"))), self.shards()
+        files = [present[n] for n in manifest.get("units", {}) if n in done]
+        if needed and not files:
+            raise InputError("holds no committed shards yet", source=self.root.url)
+        return files, manifest
+
     def read(self, columns: Sequence[str] | None = None) -> tuple[pa.Table, dict[str, Any]]:
         """The committed shards' rows (in the order of the units), and the run's metadata."""
         import pyarrow.dataset as pads
 
-        manifest = self.manifest()
-        if manifest is None:
-            raise InputError(f"no {MANIFEST}: not a jurist results dataset", source=self.root.url)
-        done = self.committed(str(manifest.get("fingerprint")))
-        present = self.shards()
-        files = [present[n] for n in manifest.get("units", {}) if n in done]
-        fs, _ = self.root.fs()
-        metadata = dict(manifest.get("metadata", {}), fingerprint=manifest.get("fingerprint"))
-        if not files:
-            raise InputError("holds no committed shards yet", source=self.root.url)
-        dataset = pads.dataset(files, format="parquet", filesystem=fs)
+        files, manifest = self.files()
+        dataset = pads.dataset(files, format="parquet", filesystem=self.root.fs()[0])
         wanted = None if columns is None else [c for c in columns if c in dataset.schema.names]
+        metadata = dict(manifest.get("metadata", {}), fingerprint=manifest.get("fingerprint"))
         return dataset.to_table(columns=wanted), metadata
 
 
 def committed_units(output: str | Path) -> str | None:
     """What a run into ``output`` (a results dataset, or a file whose dataset is still beside it) has
     committed, in words; None when it is not a dataset run's output."""
-    text = str(output)
-    for candidate in (text, text + SHARDS):
+    for candidate in (str(output), str(output) + SHARDS):
         if is_results_dataset(candidate):
-            manifest = ResultsDataset(Place.of(candidate)).manifest() or {}
-            units = manifest.get("units", {})
-            ok = [e for e in units.values() if e.get("status") == "ok"]
-            rows = sum(int(e.get("rows", 0)) for e in ok)
-            return f"{rows} rows are committed in {len(ok)} of {len(units)} unit shard(s) in {candidate}"
+            _, found = dataset_metadata(candidate)
+            rows, units = found["committed_rows"], sum(found["unit_statuses"].values())
+            return f"{rows} rows are committed in {found['parts']} of {units} unit shard(s) in {candidate}"
     return None
 
 

@@ -278,7 +278,7 @@ class FileSource(RowSource):
     path: Path | Place
 
     def identity(self) -> dict[str, Any]:
-        return file_identity(self.path)
+        return file_identity(self.path) if isinstance(self.path, Path) else {"path": str(self.path)}
 
 
 class ParquetSource(FileSource):
@@ -458,13 +458,8 @@ def _count_lines(path: Path) -> int:
     return count + (last != b"\n")
 
 
-def file_identity(path: Path | Place) -> dict[str, Any]:
-    """What tells a file apart from another, for resuming a run: its path, size, mtime and first MiB (at a
-    URL: its URL, size and mtime, as listed)."""
-    if isinstance(path, Place):
-        fs, inner = path.fs()
-        info = fs.get_file_info(inner)
-        return {"path": path.url, "size": info.size, "mtime_ns": getattr(info, "mtime_ns", None)}
+def file_identity(path: Path) -> dict[str, Any]:
+    """What tells a file apart from another, for resuming a run: its path, size, mtime and first MiB."""
     stat = path.stat()
     with path.open("rb") as handle:
         head = hashlib.sha256(handle.read(1 << 20)).hexdigest()[:16]

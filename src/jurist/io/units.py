@@ -225,10 +225,12 @@ def plan(inputs: Sequence[str], *, input_format: str | None = None, unit_bytes: 
         base, files = list_files(text, keep=_readable if input_format is None else None)
         for entry in files:
             found.setdefault(entry.place.url, (base, entry))
-    common = _common_root([base.url for base, _ in found.values()])
+    bases = [base.url.rstrip("/") + "/" for base, _ in found.values()]
+    common = posixpath.commonprefix(bases)
+    root = common[: common.rfind("/") + 1]  # the folder every named place is in ("" for none: full URLs)
     shards = []
     for _, entry in found.values():
-        shard = entry.place.url[len(common) :].lstrip("/") if common else entry.place.url
+        shard = entry.place.url[len(root) :]
         fmt, compression = source_format(entry.place, input_format)
         shards.append((entry, shard, fmt, compression))
     stems = [_stem(shard) for _, shard, _, _ in shards]
@@ -252,22 +254,6 @@ def plan(inputs: Sequence[str], *, input_format: str | None = None, unit_bytes: 
                 )
             )
     return Corpus(tuple(inputs), tuple(units), unit_bytes)
-
-
-def _common_root(roots: Sequence[str]) -> str:
-    """The folder every listed root is in (``s3://bucket/a`` and ``s3://bucket/b``: ``s3://bucket``); ""
-    when they share none (different buckets or schemes)."""
-    if len(set(roots)) == 1:
-        return roots[0]
-    heads = {r.split("://", 1)[0] if is_url(r) else "" for r in roots}
-    if len(heads) != 1:
-        return ""
-    head = heads.pop()
-    rests = [r.split("://", 1)[1] if head else r for r in roots]
-    common = posixpath.commonpath(rests)
-    if head and "/" not in common:  # not even one bucket in common
-        return "" if not common else f"{head}://{common}"
-    return f"{head}://{common}" if head else common
 
 
 def _stem(shard: str) -> str:
