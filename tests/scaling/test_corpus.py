@@ -200,18 +200,18 @@ def test_a_dying_worker_stops_the_run_or_its_unit_goes_to_the_worker_left(tmp_pa
     folder = tmp_path / "corpus"
     write_shards(str(folder), 5, 10, "jsonl")
     run(str(folder), tmp_path / "whole")
-    judge = (JUDGES[0],)  # one request a row: worker 0 dies on its 26th, in its third unit
+    judge = (JUDGES[0],)  # one request a row: worker 0 dies on its 6th, in its first unit
     for death, out in (("stop", tmp_path / "stopped"), ("continue", tmp_path / "continued")):
         one = RunSpec(judge, Selection(str(folder)), RunOptions(chunk_size=7))
         job = WorkerJob(one, OneEngine(sb.dying_for))
-        pool = HostPool(job, 2, on_worker_death=death, envs=[{"JURIST_TEST_DIE_AFTER": "25"}, {}])
+        pool = HostPool(job, 2, on_worker_death=death, envs=[{"JURIST_TEST_DIE_AFTER": "5"}, {}])
         corpus_run = CorpusRun(one, Engine.from_spec(one, backend_factory=sb.scripted_for), out, pool)
         try:
             if death == "stop":
                 with pytest.raises(BackendError, match=r"data-parallel worker 0 \(CPU\) exited with code 9"):
                     corpus_run.execute()
-                committed = [e["status"] for e in json.loads((out / MANIFEST).read_text())["units"].values()]
-                assert 2 <= committed.count("ok") < 5
+                committed = len(list(out.glob("*.parquet")))  # the manifest may not list the last yet
+                assert committed < 5
             else:
                 assert corpus_run.execute().rows == 50
         finally:
@@ -219,9 +219,7 @@ def test_a_dying_worker_stops_the_run_or_its_unit_goes_to_the_worker_left(tmp_pa
     expected = table(tmp_path / "whole").select(table(tmp_path / "continued").column_names)
     assert table(tmp_path / "continued").equals(expected)
     engine = Engine.from_spec(one, backend_factory=sb.scripted_for)  # the stopped run, resumed here
-    assert CorpusRun(
-        one, engine, tmp_path / "stopped", InProcess(engine)
-    ).execute().units == 5 - committed.count("ok")
+    assert CorpusRun(one, engine, tmp_path / "stopped", InProcess(engine)).execute().units == 5 - committed
     assert table(tmp_path / "stopped").equals(expected)
 
 
@@ -251,7 +249,8 @@ def test_the_command_line_over_a_folder_names_a_bad_shard_and_merges(tmp_path: P
         failed = jurist(*base, "-o", out)
         assert failed.returncode == 4, failed.stderr
         assert "12 rows -> " in failed.stdout
-        assert "1 shard(s) could not be read (torn.parquet: not a readable Parquet file" in failed.stderr
+        assert "1 shard(s) could not be read (" in failed.stderr
+        assert "torn.parquet: is not a readable Parquet file" in failed.stderr
         skipped = jurist(*base, "-o", out, "--on-bad-shard", "skip")
         assert skipped.returncode == 0, skipped.stderr
         assert "0 rows -> " in skipped.stdout  # the good shards were committed before

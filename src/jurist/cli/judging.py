@@ -198,7 +198,8 @@ def judge_dataset(
     ended = guard.run(launched, overwrite=overwrite, runtime=runtime, runtime_label=max_runtime)
     shown = [*launched.spec.names, *(["cascade"] if cascade else [])]
     gates = (max_failure_rate, max_reasoning_cut_rate)
-    code = finish_dataset(ended, target, scratch, shown, raw, summary_json, gates, keep, kept)
+    skip_bad = on_bad_shard == "skip"
+    code = finish_dataset(ended, target, scratch, shown, raw, summary_json, gates, keep, kept, skip_bad)
     raise typer.Exit(code)
 
 
@@ -272,9 +273,11 @@ def finish_dataset(
     gates: tuple[float, float],
     keep: list[str] | None,
     kept: Path | None,
+    skip_bad: bool = False,
 ) -> int:
     """After ``judge dataset``'s run: the results table (without --output), the summary, ``--summary-json``,
-    the gates (``--max-failure-rate``, ``--max-reasoning-cut-rate``) and ``--keep``; returns the exit
+    the gates (``--max-failure-rate``, ``--max-reasoning-cut-rate``), the shards that could not be read
+    (exit 4; a warning with ``skip_bad``) and ``--keep``; returns the exit
     code."""
     summary, problem, code = ended.result, ended.problem, ended.code
     if summary is not None and scratch is not None:
@@ -289,13 +292,15 @@ def finish_dataset(
         problem, code = failure_verdict(summary, gates[0])
         if code == EXIT_OK:
             problem, code = reasoning_verdict(summary, gates[1])
-        if summary.bad_shards and not summary.complete:
-            named = "; ".join(f"{shard}: {why}" for shard, why in summary.bad_shards.items())
-            problem = (
-                f"error: {len(summary.bad_shards)} shard(s) could not be read ({named}); the others are "
-            )
-            problem += "judged. Rerun the same command to try them again, or pass --on-bad-shard skip"
-            code = EXIT_BAD_SHARDS if code == EXIT_OK else code
+        if summary.bad_shards:
+            reasons = "; ".join(summary.bad_shards.values())  # each names its shard
+            named = f"{len(summary.bad_shards)} shard(s) could not be read ({reasons})"
+            if skip_bad:
+                typer.echo(f"warning: {named}; skipped", err=True)
+            else:
+                problem = f"error: {named}; the others are judged. Rerun the same command to try them again, "
+                problem += "or pass --on-bad-shard skip"
+                code = EXIT_BAD_SHARDS if code == EXIT_OK else code
         if keep and code == EXIT_OK:
             target = kept or kept_path(output)
             try:

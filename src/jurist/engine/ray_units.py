@@ -12,16 +12,8 @@ created with ``max_restarts=-1`` and ``max_task_retries=-1``, so an actor whose 
 started again where there is room and its unit is judged again (the retried unit rewrites the same shard).
 Every node needs the input and the output at the same URL (object storage, or a filesystem all nodes mount).
 
-:class:`JudgeRows` is a judge for a Ray Data pipeline of your own, Ray Data LLM's processor shape::
-
-    ds = ray.data.read_parquet("s3://corpus/")
-    judged = ds.map_batches(
-        JudgeRows,
-        fn_constructor_kwargs={"judges": ["generic/truthfulness"], "model": "Qwen/Qwen2.5-7B-Instruct"},
-        concurrency=4, num_gpus=1, batch_size=512, batch_format="pyarrow",
-    )
-
-returns every batch with jurist's columns (``row_id``, each judge's fields, score, status, provenance).
+:class:`JudgeRows` is a judge for a Ray Data pipeline of your own (``Dataset.map_batches``: Ray Data LLM's
+processor shape), which returns every batch with jurist's columns.
 """
 
 from __future__ import annotations
@@ -75,11 +67,6 @@ class UnitActor:
 
     def judge(self, job: UnitJob, unit: Unit) -> UnitResult:
         return judge_unit(self.engine, job, unit)
-
-    def __del__(self) -> None:
-        engine = getattr(self, "engine", None)
-        if engine is not None:
-            engine.close()
 
 
 class RayExecutor:
@@ -167,11 +154,15 @@ class RayExecutor:
 
 
 class JudgeRows:
-    """A judge for ``ray.data.Dataset.map_batches`` (see the module): ``judges`` (configs, built-in names or
-    paths), ``model`` and ``engine`` for every judge, ``overrides`` (dotted config keys, as on the command
-    line), ``options`` (:class:`~jurist.engine.spec.RunOptions`; ``id_column`` names the column that
-    identifies rows, else a row's id is its position in its batch) and ``backend_factory``. Each call
-    returns the batch as jurist writes it: ``row_id``, the input columns and every judge's columns."""
+    """A judge for ``ray.data.Dataset.map_batches``: ``judges`` (configs, built-in names or paths), ``model``
+    and ``engine`` for every judge, ``overrides`` (dotted config keys, as on the command line), ``options``
+    (:class:`~jurist.engine.spec.RunOptions`; ``id_column`` names the column that identifies rows, else a
+    row's id is its position in its batch) and ``backend_factory``. Each call returns the batch as jurist
+    writes it: ``row_id``, the input columns and every judge's columns::
+
+        ds.map_batches(JudgeRows, concurrency=4, num_gpus=1, batch_size=512, batch_format="pyarrow",
+                       fn_constructor_kwargs={"judges": ["generic/truthfulness"], "model": MODEL})
+    """
 
     def __init__(
         self,
@@ -199,8 +190,3 @@ class JudgeRows:
         source = TableSource(table, "<ray batch>")
         schema = self.engine.schema_for(source)
         return pa.Table.from_batches(list(self.engine.iter_batches(source)), schema=schema)
-
-    def __del__(self) -> None:
-        engine = getattr(self, "engine", None)
-        if engine is not None:
-            engine.close()

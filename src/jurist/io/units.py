@@ -19,6 +19,7 @@ import logging
 import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pyarrow as pa
@@ -41,24 +42,21 @@ class ShardError(InputError):
 def is_dataset_input(inputs: Sequence[str]) -> bool:
     """Whether ``inputs`` name a dataset of files (several inputs, a glob, a URL, or a folder that is not a
     Hugging Face dataset saved with ``save_to_disk``) rather than one local file."""
-    from pathlib import Path
-
     if len(inputs) != 1:
         return True
     text = inputs[0]
     if is_glob(text) or is_url(text):
         return True
-    path = Path(text)
     hf = ("dataset_info.json", "state.json", "dataset_dict.json")
-    return path.is_dir() and not any((path / name).is_file() for name in hf)
+    return Path(text).is_dir() and not any((Path(text) / name).is_file() for name in hf)
 
 
 def _readable(name: str) -> bool:
     """A file name with a dataset suffix (``part-0.jsonl.gz``, ``x.parquet``)."""
-    parts = [s.lower() for s in posixpath.basename(name).split(".")[1:]]
-    if parts and f".{parts[-1]}" in COMPRESSIONS:
-        parts = parts[:-1]
-    return bool(parts) and f".{parts[-1]}" in INPUT_SUFFIXES
+    try:
+        return bool(source_format(PurePosixPath(name)))
+    except InputError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -122,8 +120,9 @@ class Unit:
 
 
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, InputError):
-        return str(exc.args[0]) if exc.args else str(exc)
+    if isinstance(exc, InputError):  # without the source it names: the shard error names it
+        text = str(exc)
+        return text[len(exc.source) + 2 :] if exc.source and text.startswith(f"{exc.source}: ") else text
     return f"cannot be read ({type(exc).__name__}: {exc})"
 
 
