@@ -30,7 +30,7 @@ from jurist.engine.assemble import Assembler
 from jurist.engine.lazy import NO_MODEL, lazy
 from jurist.engine.plan import backend_key, chunk_row_ids, group_by_backend
 from jurist.engine.progress import Progress
-from jurist.engine.run import FileRunOptions, LocalBatches, run_file
+from jurist.engine.run import FileRunOptions, LocalBatches, Run
 from jurist.engine.spec import RunOptions, RunSpec, Selection
 from jurist.engine.stream import Outputs, Tally, judge_chunks
 from jurist.engine.summary import RunSummary
@@ -308,7 +308,17 @@ class Engine:
         own batches; anything else (data parallel, Ray, a cascade, ``--retry-failed``, batch results) goes
         through the front door, :func:`jurist.launch.launch`.
         """
-        return run_file(self, self.spec, LocalBatches(), input_path, output_path, options)
+        selection = (options.get("input_format"), options.get("limit"), options.get("sample"))
+        rows = Selection(input_path, *selection, options.get("seed", 0))
+        run = Run(
+            self.spec(rows),
+            self,
+            output_path,
+            overwrite=options.get("overwrite", False),
+            progress=options.get("progress"),
+            repair=options.get("repair", False),
+        )
+        return run.execute(LocalBatches())
 
     def spec(self, rows: Selection) -> RunSpec:
         """The spec of a run of this engine (its judges and options, as built) over ``rows``."""

@@ -1,4 +1,4 @@
-"""Data parallel with the host work in the workers: N engine processes, each judging whole chunks.
+"""Data parallel with the host work in the workers: N engine processes, each judging whole chunks or units.
 
 A run on ``data_parallel`` N engine processes (:class:`~jurist.launch.Placement`) whose judges share one
 model starts N ``spawn`` workers (:class:`HostPool`). Each builds the run's
@@ -10,7 +10,10 @@ plans, answers (streaming across the chunks it holds when its engine streams), p
 each chunk's Arrow batch, writes it as a staged part of the run's result store (Parquet encoding included:
 :class:`~jurist.io.parts.PartWriter`), and sends back its name with the chunk's summary counts; the parent
 renames it into place (:meth:`~jurist.io.parts.ResultStore.commit_staged`). So the host work grows with the
-workers instead of going through one process, which at small-model speeds cannot keep eight GPUs fed.
+workers instead of going through one process, which at small-model speeds cannot keep eight GPUs fed. In a
+run over a dataset's units (:class:`~jurist.engine.corpus.CorpusRun`), the pool is its executor
+(:meth:`HostPool.judge_units`): a worker reads each unit from storage, judges it and writes its shard
+(:func:`~jurist.engine.units.judge_unit`), and the parent sees only the unit's entry.
 
 The output, its order, the fingerprint and resume are a one-process run's: the same chunks, judged by the
 same code, committed in order (a run can start here and resume in one process, or the other way round).
@@ -22,8 +25,8 @@ Failures: a worker that cannot load its model fails the start, naming it; a work
 (its engine cannot go on) stops the run with its message; a worker process that dies stops the run naming
 it (committed chunks are kept: a rerun resumes), or with ``on_worker_death="continue"`` its chunks go to the
 workers left. The request-level pool (:class:`~jurist.backends.parallel.pool.DataParallelBackend`, only
-requests cross the pipe) still serves a panel of several models, a cascade, ``--retry-failed``,
-``--repair`` and ``engine_params.data_parallel``.
+requests cross the pipe) still serves a panel of several models, a cascade, ``--retry-failed`` and
+``--repair``.
 """
 
 from __future__ import annotations
@@ -218,9 +221,9 @@ class _Worker:
 
 
 class HostPool:
-    """``workers`` processes, each with the run's engine (see the module): started by :meth:`start`, fed by
-    :meth:`judge`, stopped by :meth:`close`. ``envs``: each worker's extra environment (default: an equal
-    share of the GPUs or cores each)."""
+    """``workers`` processes, each with the run's engine (see the module): started by :meth:`start`, fed
+    chunks by :meth:`judge` or units by :meth:`judge_units`, stopped by :meth:`close`. ``envs``: each
+    worker's extra environment (default: an equal share of the GPUs or cores each)."""
 
     def __init__(
         self,

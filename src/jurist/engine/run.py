@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol, TypedDict
@@ -31,7 +31,7 @@ from jurist.engine.preflight import check_constraints
 from jurist.engine.progress import Progress
 from jurist.engine.repair import mend_store
 from jurist.engine.retry import retry_batches
-from jurist.engine.spec import RunSpec, Selection
+from jurist.engine.spec import RunSpec
 from jurist.engine.stream import Outputs, Tally
 from jurist.engine.summary import RunSummary
 from jurist.io.lock import OutputLock
@@ -295,31 +295,3 @@ class FileRunOptions(TypedDict, total=False):
     overwrite: bool
     progress: IO[str] | None
     repair: bool
-
-
-def run_file(
-    engine: RunEngine,
-    spec_for: Callable[[Selection], RunSpec],
-    batches: BatchSource,
-    input_path: Any,
-    output_path: str | Path,
-    options: FileRunOptions,
-) -> RunSummary:
-    """One :class:`Run` of ``engine`` over the rows ``options`` choose from ``input_path`` into
-    ``output_path``; ``spec_for(selection)`` gives the run's spec."""
-    rows = Selection(
-        input_path,
-        options.get("input_format"),
-        options.get("limit"),
-        options.get("sample"),
-        options.get("seed", 0),
-    )
-    run = Run(
-        spec_for(rows),
-        engine,
-        output_path,
-        overwrite=options.get("overwrite", False),
-        progress=options.get("progress"),
-        repair=options.get("repair", False),
-    )
-    return run.execute(batches)
