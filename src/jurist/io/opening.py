@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from jurist.errors import InputError
 from jurist.io.formats import source_format
+from jurist.io.location import Place
 from jurist.io.sources import (
     InputData,
     IpcSource,
@@ -84,18 +85,30 @@ def _open_path(text: str, input_format: str | None, id_columns: Sequence[str]) -
     fmt, compression = source_format(path, input_format)
     if path.stat().st_size == 0:
         raise InputError("is empty (0 bytes)", source=text)
-    if fmt == "jsonl":
-        return JsonlSource(path, compression=compression)
-    if fmt == "csv":
-        return CsvSource(path, compression, id_columns)
-    if compression is not None:
-        raise InputError(f"{fmt} files cannot be read compressed; decompress it first", source=text)
-    if fmt == "json":
-        return json_array_source(path)
-    source: RowSource = ParquetSource(path) if fmt == "parquet" else IpcSource(path)
+    source = open_file(path, fmt, compression, id_columns)
     if source.total == 0:
         raise InputError("has no rows", source=text)
     return source
+
+
+def open_file(
+    path: Path | Place,
+    fmt: str,
+    compression: str | None,
+    id_columns: Sequence[str] = (),
+    schema: pa.Schema | None = None,
+) -> RowSource:
+    """A file of format ``fmt`` (compressed with ``compression``), local or at a URL, as a source; a JSONL
+    file with the ``schema`` of the dataset it is a shard of, when given."""
+    if fmt == "jsonl":
+        return JsonlSource(path, compression=compression, schema=schema)
+    if fmt == "csv":
+        return CsvSource(path, compression, id_columns)
+    if compression is not None:
+        raise InputError(f"{fmt} files cannot be read compressed; decompress it first", source=str(path))
+    if fmt == "json":
+        return json_array_source(path)
+    return ParquetSource(path) if fmt == "parquet" else IpcSource(path)
 
 
 def _hf_folder(path: Path) -> RowSource:

@@ -27,8 +27,9 @@ import pyarrow as pa
 from jurist.errors import InputError
 from jurist.io.formats import COMPRESSIONS, INPUT_SUFFIXES, source_format
 from jurist.io.location import Listed, Place, is_glob, is_url, list_files
-from jurist.io.sources import Batch, IpcSource, JsonlSource, ParquetSource, RowSource
-from jurist.io.tabular import CsvSource, json_array_source
+from jurist.io.opening import open_file
+from jurist.io.sources import Batch, ParquetSource, RowSource
+from jurist.io.tabular import CsvSource
 
 logger = logging.getLogger("jurist")
 
@@ -105,18 +106,9 @@ class Unit:
         return source
 
     def _file(self, schema: pa.Schema | None, id_columns: Sequence[str]) -> RowSource:
-        place: Any = self.place.local or self.place
         if self.size == 0:
             raise InputError("is empty (0 bytes)", source=self.place.url)
-        if self.format == "jsonl":
-            return JsonlSource(place, compression=self.compression, schema=schema)
-        if self.format == "csv":
-            return CsvSource(place, self.compression, id_columns)
-        if self.compression is not None:
-            raise InputError(f"{self.format} files cannot be read compressed", source=self.place.url)
-        if self.format == "json":
-            return json_array_source(place)
-        return ParquetSource(place) if self.format == "parquet" else IpcSource(place)
+        return open_file(self.place.local or self.place, self.format, self.compression, id_columns, schema)
 
 
 def _reason(exc: BaseException) -> str:
