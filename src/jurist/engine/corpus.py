@@ -153,8 +153,10 @@ class CorpusRun:
         writer = ShardWriter(self.root, engine.schema_for(head).with_metadata(stamped), run_id)
         names = [u.name for u in corpus.units]
         inputs = {u.name: u.identity() for u in corpus.units}
-        done = {n: e for n, e in dataset.committed(run_id, names).items() if e.get("input") == inputs[n]}
-        dataset.prune(names)
+        present = dataset.shards()  # listed once: what is committed, and what is no unit's any more
+        committed = dataset.committed(run_id, names, present)
+        done = {n: e for n, e in committed.items() if e.get("input") == inputs[n]}
+        dataset.prune(names, present)
         dataset.begin(run_id, metadata, {n: done.get(n, {"status": "pending"}) for n in names})
         summary.resumed_from = sum(int(e["rows"]) for e in done.values())
         todo = [u for u in corpus.units if u.name not in done]

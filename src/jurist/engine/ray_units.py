@@ -187,6 +187,4 @@ class JudgeRows:
 
     def __call__(self, batch: pa.Table | Mapping[str, Any]) -> pa.Table:
         table = batch if isinstance(batch, pa.Table) else pa.table(dict(batch))
-        source = TableSource(table, "<ray batch>")
-        schema = self.engine.schema_for(source)
-        return pa.Table.from_batches(list(self.engine.iter_batches(source)), schema=schema)
+        return self.engine.run(TableSource(table, "<ray batch>"))

@@ -157,11 +157,14 @@ class ResultsDataset:
                 out[relative[: -len(".parquet")]] = info.path
         return out
 
-    def committed(self, fingerprint: str, names: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    def committed(
+        self, fingerprint: str, names: Iterable[str] | None = None, present: Mapping[str, str] | None = None
+    ) -> dict[str, dict[str, Any]]:
         """The entries of the units committed by the run ``fingerprint`` (among ``names``): each shard at its
-        name whose entry (in the manifest, else in its footer) names that run."""
+        name whose entry (in the manifest, else in its footer) names that run. ``present``: :meth:`shards`,
+        when the caller has listed them already."""
         known = (self.manifest() or {}).get("units", {})
-        present = self.shards()
+        present = self.shards() if present is None else present
         wanted = present.keys() if names is None else [n for n in names if n in present]
         out = {}
         fs, _ = self.root.fs()
@@ -203,11 +206,11 @@ class ResultsDataset:
         self.remove()
         return "start"
 
-    def prune(self, names: Iterable[str]) -> None:
+    def prune(self, names: Iterable[str], present: Mapping[str, str] | None = None) -> None:
         """Remove the shards of units not in ``names`` (a file gone from the input, or sliced otherwise)."""
         keep = set(names)
         fs, _ = self.root.fs()
-        for name, path in self.shards().items():
+        for name, path in (self.shards() if present is None else present).items():
             if name not in keep:
                 logger.info("%s: no such unit in this run's input; its shard is removed", path)
                 fs.delete_file(path)
@@ -251,7 +254,8 @@ class ResultsDataset:
         manifest = self.manifest()
         if manifest is None:
             raise InputError(f"no {MANIFEST}: not a jurist results dataset", source=self.root.url)
-        done, present = self.committed(str(manifest.get("fingerprint"))), self.shards()
+        present = self.shards()
+        done = self.committed(str(manifest.get("fingerprint")), present=present)
         files = [present[n] for n in manifest.get("units", {}) if n in done]
         if needed and not files:
             raise InputError("holds no committed shards yet", source=self.root.url)

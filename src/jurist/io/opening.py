@@ -73,11 +73,7 @@ def _open_path(text: str, input_format: str | None, id_columns: Sequence[str]) -
     if not path.exists():
         raise InputError("no such file", source=text)
     if path.is_dir():
-        if (
-            (path / "dataset_info.json").is_file()
-            or (path / "state.json").is_file()
-            or (path / "dataset_dict.json").is_file()
-        ):
+        if saved_with_datasets(path):
             return _hf_folder(path)
         raise InputError(
             "is a folder, not a file (nor a Hugging Face dataset saved with save_to_disk)", source=text
@@ -109,6 +105,11 @@ def open_file(
     if fmt == "json":
         return json_array_source(path)
     return ParquetSource(path) if fmt == "parquet" else IpcSource(path)
+
+
+def saved_with_datasets(path: Path) -> bool:
+    """Whether a folder is a Hugging Face dataset saved with ``save_to_disk`` (read as one table)."""
+    return any((path / name).is_file() for name in ("dataset_info.json", "state.json", "dataset_dict.json"))
 
 
 def _hf_folder(path: Path) -> RowSource:

@@ -27,7 +27,7 @@ import pyarrow as pa
 from jurist.errors import InputError
 from jurist.io.formats import COMPRESSIONS, INPUT_SUFFIXES, source_format
 from jurist.io.location import Listed, Place, is_glob, is_url, list_files
-from jurist.io.opening import open_file
+from jurist.io.opening import open_file, saved_with_datasets
 from jurist.io.sources import Batch, ParquetSource, RowSource
 from jurist.io.tabular import CsvSource
 
@@ -48,8 +48,7 @@ def is_dataset_input(inputs: Sequence[str]) -> bool:
     text = inputs[0]
     if is_glob(text) or is_url(text):
         return True
-    hf = ("dataset_info.json", "state.json", "dataset_dict.json")
-    return Path(text).is_dir() and not any((Path(text) / name).is_file() for name in hf)
+    return Path(text).is_dir() and not saved_with_datasets(Path(text))
 
 
 def _readable(name: str) -> bool:
