@@ -4,28 +4,16 @@ requests its environment's ``JURIST_TEST_DIE_AFTER`` says."""
 
 from __future__ import annotations
 
-import os
-
 from scripted_runs import answer
 
 from jurist import ScriptedBackend
 from jurist.backends.base import Backend
 from jurist.config.inference import InferenceConfig
-from jurist.records import GenerationRequest
+from mortal import dying
 
 
 def mortal() -> Backend:
-    left = int(os.environ.get("JURIST_TEST_DIE_AFTER", "0")) or None
-    served = 0
-
-    def respond(request: GenerationRequest) -> str:
-        nonlocal served
-        served += 1
-        if left is not None and served > left:
-            os._exit(9)
-        return answer(request)
-
-    return ScriptedBackend(respond)
+    return ScriptedBackend(dying(answer))
 
 
 def mortal_for(config: InferenceConfig) -> Backend:

@@ -189,7 +189,7 @@ def test_a_dying_ray_actor_is_restarted_and_its_unit_judged_again(tmp_path: Path
         (shards / f"part-{number}.jsonl").write_text("".join(lines[10 * number : 10 * number + 10]))
     out = tmp_path / "out"
     here = Path(__file__).parent
-    env = {"PYTHONPATH": f"{here}:{here.parents[1] / 'src'}", "JURIST_TEST_DIE_AFTER": "25"}
+    env = {"PYTHONPATH": f"{here}:{here.parent}:{here.parents[1] / 'src'}", "JURIST_TEST_DIE_AFTER": "25"}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
     try:
         # every actor process dies on its 26th request: 5 units of 10 rows on 2 actors, so one actor takes a

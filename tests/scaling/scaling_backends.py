@@ -4,7 +4,6 @@ scripted backend answering from the request alone, so any placement of a request
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError
 from jurist.models.default_model import DEFAULT_MODEL_LABEL
 from jurist.records import GenerationRequest, LabelRequest
+from mortal import dying
 
 JUDGE = {"name": "j", "judge_params": {"prompt_template": "Q: {question}", "include_explanation": True}}
 PAIR = {
@@ -130,16 +130,6 @@ class SlowFor:
 
 
 def dying_for(config: InferenceConfig) -> Backend:
-    """:func:`scripted_for` in a process that dies (``os._exit``, as an engine killed by the kernel) after
-    serving the number of requests its environment's ``JURIST_TEST_DIE_AFTER`` says (unset: never)."""
-    left = int(os.environ.get("JURIST_TEST_DIE_AFTER", "0")) or None
-    served = 0
-
-    def respond(request: GenerationRequest) -> str:
-        nonlocal served
-        served += 1
-        if left is not None and served > left:
-            os._exit(9)
-        return answer(request)
-
-    return ScriptedBackend(respond, labels=labels, model_id=config.model.model_name or DEFAULT_MODEL_LABEL)
+    """:func:`scripted_for` in a process that dies after ``JURIST_TEST_DIE_AFTER`` requests (tests/mortal)."""
+    model = config.model.model_name or DEFAULT_MODEL_LABEL
+    return ScriptedBackend(dying(answer), labels=labels, model_id=model)
