@@ -12,7 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[1])]  # its backends, and tests/mortal
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/mortal
+sys.path.insert(0, str(Path(__file__).parent))
 
 import scaling_backends as sb
 
