@@ -147,6 +147,50 @@ def test_refusals_name_the_reason() -> None:
     assert measured["warm"]["rows"] == 3
 
 
+def test_probe_mode_measures_a_head_on_the_model_cut_at_its_layer(tmp_path: Path) -> None:
+    """``--modes logprobs,probe`` with ``--judge_params.probe HEAD``: the head goes to the probe measurement
+    only (LOGPROBS refuses the key), which loads the engine for hidden states at the head's layer and counts
+    every row with a state as valid, nothing decoded."""
+    from jurist.config.loading import load_judge_config
+    from jurist.judges.judge import Judge
+    from jurist.models.probe_head import ProbeHead, ProbeModel
+    from jurist.records import StateRequest
+
+    judge = Judge(load_judge_config(JUDGE, {"judge_params.scoring": "LOGPROBS"}))
+    head = ProbeHead(
+        model=ProbeModel(name="m", weights=None, num_layers=4, hidden_size=2),
+        layer=3,
+        judge=judge.name,
+        prompt_fingerprint=judge.prompt_hash,
+        answer_fingerprint=judge.schema_hash,
+        labels=judge.parts.label_texts,
+        mean=(0.0, 0.0),
+        scale=(1.0, 1.0),
+        coef=((1.0, 0.0), (0.0, 1.0)),
+        intercept=(0.0, 0.0),
+    ).save(tmp_path / "head.json")
+    asked: list[int | None] = []
+
+    def state(request: StateRequest) -> list[float]:
+        return [float(len(request.messages[-1].content) % 3), 1.0]
+
+    def factory(config: InferenceConfig) -> Any:
+        asked.append(config.use.hidden_states_layer)
+        return ScriptedBackend(answer, labels=labels, states=state)
+
+    spec = BenchSpec(
+        judges=[JUDGE], rows=ROWS, modes=["logprobs", "probe"], overrides={"judge_params.probe": str(head)}
+    )
+    logprobs, probe = run_bench(spec, factory, progress=None)["results"]
+    assert sorted(asked, key=str) == [3, None]  # one load for each: the probe's at the head's layer
+    assert (logprobs["mode"], probe["mode"]) == ("logprobs", "probe")
+    assert probe["warm"]["valid_rows"] == 12 and probe["warm"]["output_tokens"] == 0
+    assert probe["warm"]["statuses"] == {"ok": 12, "missing_input": 1}
+    assert logprobs["warm"]["valid_rows"] == 12
+    refused = run_bench(BenchSpec(judges=[JUDGE], rows=ROWS, modes=["probe"]), factory, progress=None)
+    assert "needs judge_params.probe" in refused["results"][0]["error"]
+
+
 def test_percentile_is_nearest_rank() -> None:
     assert percentile([], 0.5) is None
     assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0

@@ -150,6 +150,24 @@ def test_unknown_engine_is_a_clear_error(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("probe", "fit", "-c", "generic/safety", "--label-column", "y", "-o", "head.json"),
+        ("bench", "-c", "generic/safety", "-o", "bench"),
+        ("judge", "dataset", "-c", "generic/safety", "-o", "out.parquet"),
+    ],
+)
+def test_an_unknown_option_is_one_line_on_every_command(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """An option a command does not have reads as a config override, which names it in one line (exit 2),
+    before any input is read or model loads; never a traceback."""
+    result = jurist(*command, "-i", str(dataset(tmp_path)), "--max-costs", "0.4")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: unknown option --max-costs; overrides are dotted, e.g. --judge_params.max-costs"
+    ]
+
+
 def test_empty_input_file_is_named(tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_text("")

@@ -100,3 +100,18 @@ def test_rewards_filter_like_any_score() -> None:
     kept, report = filter_table(table, FilterRules(top_k=2, by="rm.reward"))
     assert kept["response"].to_pylist() == ["answer 2", "answer 3"]  # the two highest, in input order
     assert report.kept == 2 and report.dropped == {"not in the top 2 by rm.reward": 2}
+
+
+def test_an_engine_without_reward_scores_is_refused_before_it_loads() -> None:
+    """A reward judge's scoring key is not read (it stays GENERATE), so the engine table is asked about
+    reward scores themselves: an HTTP engine is refused, naming the engines that score, with no model
+    loaded; so is `jurist validate`'s check."""
+    from jurist.engine.core import check_capabilities
+    from jurist.judges.judge import Judge
+
+    config = {**REWARD, "inference_config": {"engine": "OPENAI", "model": {"model_name": "rm"}}}
+    expected = "reward_judge_params: a sequence classifier's scores: it needs engine VLLM or NATIVE, not OPENAI"
+    with pytest.raises(ConfigError, match=expected):
+        Engine(config)
+    with pytest.raises(ConfigError, match="judge 'rm'"):
+        check_capabilities([Judge(load_judge_config(config))])

@@ -23,6 +23,7 @@ from jurist.config.models import JudgeConfig
 from jurist.errors import InputError
 from jurist.io.results import ResultTable
 from jurist.labels.source import LabelSource
+from jurist.scoring import MODES
 
 MEASURED = (
     ("seconds", "seconds"),
@@ -32,10 +33,11 @@ MEASURED = (
 
 
 def stage_mode(config: JudgeConfig) -> str:
-    """The bench mode a stage's config runs in: ``reward``, ``logprobs`` or ``generation``."""
+    """The bench mode a stage's config runs in: ``reward``, or its scoring mode's bench name
+    (``generation``, ``logprobs``, ``probe``)."""
     if config.is_reward:
         return "reward"
-    return "logprobs" if config.judge_params.scoring.reads_labels else "generation"
+    return MODES[config.judge_params.scoring].bench_name
 
 
 def names(stages: Sequence[str], models: Sequence[str]) -> tuple[str, str]:

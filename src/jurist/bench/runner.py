@@ -13,8 +13,9 @@ against them (:mod:`jurist.bench.quality`: accuracy with a 95 % interval, and fo
 pairwise judges order consistency, the first-shown rate and both decision rules), from its last warm run.
 
 Modes: ``generation`` (decode the answer under the judge's constraint), ``logprobs`` (read the label
-distribution after one prefill; BOOL, ENUM and INT judgments and pairwise judges), ``reward`` (a reward
-model or classifier, ``reward_judge_params``: one prefill through the engine's pooling path). A judge that a
+distribution after one prefill; BOOL, ENUM and INT judgments and pairwise judges), ``probe`` (a probe head,
+``--judge_params.probe HEAD``, reads it from the hidden state of the same prefill, on the model cut at the
+head's layer; the head is given to this mode only), ``reward`` (a reward model or classifier, ``reward_judge_params``: one prefill through the engine's pooling path). A judge that a
 mode does not apply to is listed with the reason.
 """
 
@@ -40,10 +41,13 @@ from jurist.io.opening import open_source
 from jurist.judges.judge import Judge
 from jurist.labels.source import LabelSource
 from jurist.records import EngineUse
+from jurist.scoring import MODES as SCORING_MODES
 
-MODES = ("generation", "logprobs", "reward")
-SCORING = {"generation": "GENERATE", "logprobs": "LOGPROBS"}
-PREFILL_ONLY = ("logprobs", "reward")  # nothing decoded: a valid row is an ok row with a score
+SCORING = {kind.bench_name: mode.value for mode, kind in SCORING_MODES.items()}
+"""Each scoring mode as ``--modes`` names it (generation, logprobs, probe) -> ``judge_params.scoring``."""
+MODES = (*SCORING, "reward")
+PREFILL_ONLY = ("reward", *(kind.bench_name for kind in SCORING_MODES.values() if kind.reads_labels))
+"""Modes that decode nothing: a valid row is an ok row with a score."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,8 @@ class Bench:
                     "generates its answer: use generation or logprobs"
                 )
             return config
+        if mode != "probe":  # the head a probe measurement reads is no key of the other modes
+            settings.pop("judge_params.probe", None)
         settings["judge_params.scoring"] = SCORING[mode]
         return load_judge_config(judge, settings)
 
@@ -175,16 +181,17 @@ class Bench:
         need (what their scoring modes ask of it, as a run would load it: the lm_head in float32 for
         those that read label probabilities)."""
         configs: list[tuple[Any, str, JudgeConfig | JuristError]] = []
+        loads: dict[EngineUse, list[int]] = {}  # what the judges ask of the engine -> positions in configs
         for judge in self.spec.judges:
             for mode in self.spec.modes:
-                try:
-                    configs.append((judge, mode, self.config(judge, model, mode)))
+                try:  # a config no judge can run (PROBE without a head, say) is listed with the reason
+                    loaded = self.config(judge, model, mode)
+                    config: JudgeConfig | JuristError = loaded
+                    use = Judge(loaded).engine_config.use
                 except JuristError as exc:
-                    configs.append((judge, mode, exc))
-        loads: dict[EngineUse, list[int]] = {}  # what the judges ask of the engine -> positions in configs
-        for position, (_, _, config) in enumerate(configs):
-            use = Judge(config).engine_config.use if isinstance(config, JudgeConfig) else EngineUse()
-            loads.setdefault(use, []).append(position)
+                    config, use = exc, EngineUse()
+                loads.setdefault(use, []).append(len(configs))
+                configs.append((judge, mode, config))
         entries: dict[int, dict[str, Any]] = {}
         for use, positions in sorted(loads.items(), key=lambda item: repr(item[0])):
             measured = self.load(model, [configs[p] for p in positions], use)

@@ -45,7 +45,9 @@ def bench(
     modes: Annotated[
         str | None,
         typer.Option(
-            help="Comma-separated: generation, logprobs, reward (default generation).", show_default=False
+            help="Comma-separated: generation, logprobs, probe (give --judge_params.probe HEAD), reward "
+            "(default generation).",
+            show_default=False,
         ),
     ] = None,
     rows: Annotated[int, typer.Option(help="Rows to judge per run (the first N).")] = 200,

@@ -8,6 +8,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from jurist.config.loading import parse_cli_overrides
+from jurist.errors import ConfigError
 from jurist.engine.summary import RunSummary, format_summary
 
 EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -27,8 +28,12 @@ InputOpt = Annotated[
 
 
 def overrides(ctx: typer.Context, model: str | None = None, engine: str | None = None) -> dict[str, Any]:
-    """The dotted config overrides after the named options, plus ``--model`` and ``--engine``."""
-    values = parse_cli_overrides(ctx.args)
+    """The dotted config overrides after the named options, plus ``--model`` and ``--engine``; an option
+    that is neither (``--max-cost`` on a command without it, say) ends the command with its one-line error."""
+    try:
+        values = parse_cli_overrides(ctx.args)
+    except ConfigError as exc:
+        fail(exc)
     if model is not None:
         values["inference_config.model.model_name"] = model
     if engine is not None:

@@ -79,8 +79,11 @@ class ScoringMode(_UpperEnum):
 
     @property
     def reads_labels(self) -> bool:
-        """Whether the judge reads a label distribution after one prefill (LOGPROBS or PROBE)."""
-        return self is not ScoringMode.GENERATE
+        """Whether the judge reads a label distribution after one prefill, as the mode's class declares it
+        (:data:`jurist.scoring.MODES`: LOGPROBS and PROBE do)."""
+        from jurist.scoring import MODES  # the modes build on the config: imported when asked
+
+        return MODES[self].reads_labels
 
 
 class StrictModel(BaseModel):

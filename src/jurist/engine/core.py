@@ -346,10 +346,9 @@ def _check_loaded(judges: Sequence[Judge], backend: Backend) -> None:
 
 
 def check_capabilities(judges: Sequence[Judge]) -> None:
-    """Refuse a judge whose engine cannot do what its scoring mode needs (hidden states for PROBE, label
-    scores for LOGPROBS), naming the engines that can, before any model loads."""
+    """Refuse a judge whose engine cannot do what it needs (hidden states for PROBE, label scores for
+    LOGPROBS, reward scores for a reward judge), naming the engines that can, before any model loads."""
     for judge in judges:
         if judge.needs_model:
-            mode = judge.scoring
-            needed = f"judge {judge.name!r}: judge_params.scoring {mode.mode.value} reads {mode.reads}"
-            check_capability(judge.config.inference_config, mode.capability, needed)
+            capability, who = judge.kind.needs
+            check_capability(judge.config.inference_config, capability, f"judge {judge.name!r}: {who}")

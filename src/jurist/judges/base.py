@@ -21,7 +21,7 @@ from jurist.config.templates import lookup
 from jurist.judges.columns import Column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
-from jurist.records import ALL_CONSTRAINT_KINDS, Answer, ConstraintKind, Request
+from jurist.records import ALL_CONSTRAINT_KINDS, Answer, Capability, ConstraintKind, Request
 from jurist.render.namespace import NAMESPACE_ROOTS, namespace_value
 
 
@@ -78,6 +78,13 @@ class JudgeKind(ABC):
         """Whether every request of this judge decodes text (what an engine kept full streams); label
         scoring and reward scoring are prefill only."""
         return self.parts.scoring.generates
+
+    @property
+    def needs(self) -> tuple[Capability | None, str]:
+        """What the engine must be able to do for this judge besides generating (None: nothing more), and
+        who needs it, in words: by default what the judge's scoring mode reads."""
+        mode = self.parts.scoring
+        return mode.capability, f"judge_params.scoring {mode.mode.value} reads {mode.reads}"
 
     @property
     def spec(self) -> OutputSpec:

@@ -25,7 +25,7 @@ from jurist.judges.base import OneCallKind, Step
 from jurist.judges.columns import RAW_COLUMN, Column, extra_column, field_column
 from jurist.judges.outputs import JudgeOutput, Status
 from jurist.judges.parts import JudgeParts
-from jurist.records import Answer, ConstraintKind, Message, RewardRequest, RewardScores
+from jurist.records import Answer, Capability, ConstraintKind, Message, RewardRequest, RewardScores
 from jurist.render.namespace import build_namespace
 
 
@@ -49,6 +49,11 @@ class RewardJudge(OneCallKind):
     @property
     def generates(self) -> bool:
         return False
+
+    @property
+    def needs(self) -> tuple[Capability | None, str]:
+        """A reward model's scores, whatever ``judge_params.scoring`` says (it is not read)."""
+        return "rewards", "reward_judge_params: a sequence classifier's scores"
 
     def describe(self) -> list[str]:
         """What the model scores and what comes out."""

@@ -59,6 +59,11 @@ class Scoring:
     """What the engine must be able to do besides generating (None: generation only)."""
     reads: ClassVar[str] = "the model's answer"
     """What the mode reads, in words, for messages."""
+    reads_labels: ClassVar[bool] = False
+    """Whether the judgment comes from a label distribution read after one prefill (what the config checks
+    and the judge kinds ask through :attr:`~jurist.config.types.ScoringMode.reads_labels`)."""
+    bench_name: ClassVar[str]
+    """The mode as ``jurist bench --modes`` names it."""
 
     def __init__(self, config: JudgeConfig) -> None:
         self.config = config
@@ -72,11 +77,6 @@ class Scoring:
     def generates(self) -> bool:
         """Whether its requests decode text (what an engine kept full streams)."""
         return self.capability is None
-
-    @property
-    def reads_labels(self) -> bool:
-        """Whether the judgment comes from a label distribution read after one prefill."""
-        return self.mode.reads_labels
 
     def engine_use(self) -> EngineUse:
         """What the judge asks of its engine besides generation."""

@@ -20,6 +20,7 @@ class Generate(Scoring):
     (the output projection in float32 where the engine can)."""
 
     mode = ScoringMode.GENERATE
+    bench_name = "generation"
 
 
 class Logprobs(Scoring):
@@ -30,6 +31,8 @@ class Logprobs(Scoring):
     mode = ScoringMode.LOGPROBS
     capability = "label_scores"
     reads = "label probabilities after one prefill"
+    reads_labels = True
+    bench_name = "logprobs"
 
     def engine_use(self) -> EngineUse:
         return EngineUse(label_scores=True)

@@ -36,6 +36,8 @@ class Probe(Scoring):
     keys = ("probe",)
     capability = "hidden_states"
     reads = "the model's hidden states"
+    reads_labels = True
+    bench_name = "probe"
 
     def __init__(self, config: JudgeConfig) -> None:
         super().__init__(config)
