@@ -110,7 +110,9 @@ def test_an_engine_without_reward_scores_is_refused_before_it_loads() -> None:
     from jurist.judges.judge import Judge
 
     config = {**REWARD, "inference_config": {"engine": "OPENAI", "model": {"model_name": "rm"}}}
-    expected = "reward_judge_params: a sequence classifier's scores: it needs engine VLLM or NATIVE, not OPENAI"
+    expected = (
+        "reward_judge_params: a sequence classifier's scores: it needs engine VLLM or NATIVE, not OPENAI"
+    )
     with pytest.raises(ConfigError, match=expected):
         Engine(config)
     with pytest.raises(ConfigError, match="judge 'rm'"):

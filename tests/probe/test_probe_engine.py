@@ -180,3 +180,35 @@ def test_a_head_is_refused_under_another_prompt(
     )
     assert done.returncode == 2
     assert "does not match the probe head" in done.stderr and "prompt" in done.stderr
+
+
+@pytest.mark.slow
+def test_an_early_exit_head_is_timed_fitted_and_judged_on_vllm(
+    fitted: dict[str, Any], tiny_model_dir: Path
+) -> None:
+    """``probe fit --max-cost``: the whole model in LOGPROBS and the model cut after layer 1 timed on vLLM,
+    the head fitted on states the pooling runner gave (no transformers pass), then judged in PROBE."""
+    work = fitted["work"]
+    head = work / "early.json"
+    engine = ("--inference_config.engine", "VLLM", "--inference_config.engine_params.gpu_memory_utilization",
+              "0.05")  # fmt: skip
+    train = write(work / "early.jsonl", pair_rows(40, seed=3))
+    done = jurist(
+        "probe", "fit", "-c", fitted["config"], "-i", train, "-o", head, "--model", tiny_model_dir,
+        "--label-column", "label", "--folds", "3", "--layers", "1", "--max-cost", "5", "--cost-rows", "8",
+        "--json", *engine,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["cost"]["within"] == [1] and report["cost"]["rows"] == 8
+    assert 0 < report["cost"]["by_layer"]["1"]["of_teacher"] <= 5
+    assert set(report["feature_passes"]) == {"engine"} and report["feature_passes"]["engine"]["rows"] == 40
+    assert load_head(head).layer == 1
+    out = work / "early.parquet"
+    judged = jurist(
+        "judge", "dataset", "-c", fitted["config"], "-i", fitted["data"], "-o", out,
+        "--model", tiny_model_dir, "--judge_params.scoring", "PROBE", "--judge_params.probe", head, "-q",
+        *engine,
+    )  # fmt: skip
+    assert judged.returncode == 0, judged.stderr
+    assert {r["pref.status"] for r in pq.read_table(out).to_pylist()} == {"ok"}

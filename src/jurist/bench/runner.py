@@ -15,8 +15,9 @@ pairwise judges order consistency, the first-shown rate and both decision rules)
 Modes: ``generation`` (decode the answer under the judge's constraint), ``logprobs`` (read the label
 distribution after one prefill; BOOL, ENUM and INT judgments and pairwise judges), ``probe`` (a probe head,
 ``--judge_params.probe HEAD``, reads it from the hidden state of the same prefill, on the model cut at the
-head's layer; the head is given to this mode only), ``reward`` (a reward model or classifier, ``reward_judge_params``: one prefill through the engine's pooling path). A judge that a
-mode does not apply to is listed with the reason.
+head's layer; the head is given to this mode only), ``reward`` (a reward model or classifier,
+``reward_judge_params``: one prefill through the engine's pooling path). A judge that a mode does not apply
+to is listed with the reason.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from jurist.config.loading import parse_cli_overrides
-from jurist.errors import ConfigError
 from jurist.engine.summary import RunSummary, format_summary
+from jurist.errors import ConfigError
 
 EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
 EXIT_OK = 0

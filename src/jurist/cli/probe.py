@@ -48,6 +48,18 @@ def fit(
             "state at that layer through the judge's engine (vLLM's pooling runner), chunked and cached.",
         ),
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0.01,
+            help="An early-exit student: fit on the judge model's own layers that judge in PROBE (the model "
+            "cut there) for at most this share of its LOGPROBS time per row, measured here first; every "
+            "state then comes through the engine.",
+        ),
+    ] = None,
+    cost_rows: Annotated[
+        int, typer.Option(min=1, help="Rows each pass is timed on for --max-cost (after 4 warm-up rows).")
+    ] = 32,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -82,6 +94,8 @@ def fit(
         batch_size=batch_size,
         pairs=pairs,
         pilot=pilot,
+        max_cost=max_cost,
+        cost_rows=cost_rows,
     )
     log = output.with_name(output.name + ".log")  # the libraries' logs, as a run keeps them beside its output
     try:

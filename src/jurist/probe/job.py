@@ -5,7 +5,7 @@ verdicts) -> features (:mod:`.features`) -> a chosen and measured head (:mod:`.f
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from jurist.io.readers import read_input
 from jurist.judges.judge import Judge
 from jurist.labels.source import LabelSource
 from jurist.models.probe_head import ProbeHead, ProbeModel
+from jurist.probe.cost import COST_ROWS, measure_costs
 from jurist.probe.examples import examples, preference_examples
 from jurist.probe.features import default_layers, engine_states, extract
 from jurist.probe.fit import FitSettings, accuracy_by_layer, choose, fit
@@ -35,7 +36,10 @@ class ProbeFit:
     preference pair, which fits a reward head on those pairs (each row one response; its label says whether
     people preferred it). ``pilot``: choose the layer on that many rows with the multi-layer transformers
     pass, then read every row's state at that layer through the judge's engine (on vLLM, its pooling runner
-    on the model cut there), chunked and cached beside the head."""
+    on the model cut there), chunked and cached beside the head. ``max_cost``: an early-exit student,
+    whose layers are those of the judge's own model that judge in PROBE for at most that share of the judge's
+    LOGPROBS time per row (:mod:`.cost`, measured on ``cost_rows`` rows); every state then comes through the
+    engine (the pilot's at each such layer), none from transformers."""
 
     config: str
     input: Path
@@ -48,6 +52,11 @@ class ProbeFit:
     batch_size: int | None = None
     pairs: str | None = None
     pilot: int | None = None
+    max_cost: float | None = None
+    cost_rows: int = COST_ROWS
+    factory: Callable[[Any], Any] | None = None
+    """What makes the engine's backends from an inference config (default
+    :func:`jurist.backends.create_backend`): the states' and the cost's passes."""
 
 
 def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
@@ -63,27 +72,54 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
     pilot = (
         found if job.pilot is None else found.subset(_pilot_rows(len(found.truth), job.pilot, job.settings))
     )
-    backend = _backend(judge, job.batch_size)
-    try:
-        layers = job.layers or default_layers(int(backend.text_config.num_hidden_layers))
-        began = time.perf_counter()
-        feats = extract(
-            judge, pilot, backend, layers, job.output.with_name(job.output.name + ".features.npz")
-        )
-        run = 0 if feats.cached else len(pilot.truth)  # rows the pass ran now (none: from the cache)
-        passes = {"transformers": _pass(run, feats.layers, time.perf_counter() - began)}
-    finally:
-        backend.close()
+    stored = job.output.with_name(job.output.name + ".states")  # the engine's states, chunked
+    extra: dict[str, Any] = {}
+    if job.max_cost is None:
+        backend = _backend(judge, job.batch_size)
+        try:
+            layers = job.layers or default_layers(int(backend.text_config.num_hidden_layers))
+            began = time.perf_counter()
+            feats = extract(
+                judge, pilot, backend, layers, job.output.with_name(job.output.name + ".features.npz")
+            )
+            run = 0 if feats.cached else len(pilot.truth)  # rows the pass ran now (none: from the cache)
+            passes = {"transformers": _pass(run, feats.layers, time.perf_counter() - began)}
+        finally:
+            backend.close()
+        model, states, own, tried = feats.model, feats.states, feats.own, feats.layers
+        extra["prompt_tokens_per_row"] = float(feats.tokens.mean())
+    else:  # an early-exit student: the layers within the budget, every state through the engine
+        model = engine_model(judge)
+        candidates = job.layers or default_layers(model["num_layers"])
+        costs = measure_costs(judge, found, candidates, job.max_cost, job.cost_rows, job.factory)
+        extra["cost"] = costs.as_dict()
+        tried = costs.affordable
+        if not tried:
+            shallowest = min(costs.layers)
+            raise InputError(
+                f"no layer judges within --max-cost {job.max_cost}: the shallowest tried, {shallowest}, "
+                f"costs {costs.ratio(shallowest):.2f} of the teacher's time per row here; give shallower "
+                "--layers or a larger budget"
+            )
+        own = None
+        reads = [engine_states(judge, pilot, layer, stored, factory=job.factory) for layer in tried]
+        states = np.concatenate([read.states for read in reads], axis=2)
+        run = max(read.run for read in reads) // found.shape.prompts_per_row  # rows, each at every layer
+        passes = {
+            "engine_pilot" if job.pilot is not None else "engine": _pass(
+                run, tried, sum(read.seconds for read in reads)
+            )
+        }
     if job.pilot is None:
-        result = fit(found, feats.states, feats.own, feats.layers, job.settings)
+        result = fit(found, states, own, tried, job.settings)
     else:  # the layer from the pilot, every row's state at it through the engine
         rng = np.random.default_rng(job.settings.seed)
-        li, _, grid = choose(pilot.shape, feats.states, pilot.truth, job.settings, rng, pilot.soft)
-        layer = feats.layers[li]
-        read = engine_states(judge, found, layer, job.output.with_name(job.output.name + ".states"))
+        li, _, grid = choose(pilot.shape, states, pilot.truth, job.settings, rng, pilot.soft)
+        layer = tried[li]
+        read = engine_states(judge, found, layer, stored, factory=job.factory)
         passes["engine"] = _pass(read.run // found.shape.prompts_per_row, (layer,), read.seconds)
         result = fit(found, read.states, None, (layer,), job.settings)
-        by_layer = accuracy_by_layer(grid, feats.layers, job.settings.cs)
+        by_layer = accuracy_by_layer(grid, tried, job.settings.cs)
         result.report["pilot"] = {"rows": len(pilot.truth), "by_layer": by_layer}
     objective = "labels" if found.soft is None else "label distributions"
     report = {
@@ -92,13 +128,13 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         "objective": "preference pairs" if job.pairs else objective,
         "feature_passes": passes,
         "judge": judge.name,
-        "model": feats.model,
+        "model": model,
         "kind": found.shape.kind,
-        "prompt_tokens_per_row": float(feats.tokens.mean()),
+        **extra,
         "input": str(job.input),
     }
     head = ProbeHead(
-        model=ProbeModel(**feats.model),
+        model=ProbeModel(**model),
         layer=result.layer,
         judge=judge.name,
         prompt_fingerprint=judge.prompt_hash,
@@ -110,7 +146,7 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         intercept=tuple(result.head.intercept.tolist()),
         fit={
             "c": result.c,
-            "layers_tried": list(feats.layers),
+            "layers_tried": list(tried),
             "labels": source,
             "objective": report["objective"],
             "rows": len(found.truth),
@@ -140,6 +176,32 @@ def _pass(rows: int, layers: Sequence[int], seconds: float) -> dict[str, Any]:
     """A feature pass in figures: rows run now, layers read, seconds, rows per second."""
     per_second = rows / seconds if rows and seconds > 0 else None
     return {"rows": rows, "layers": list(layers), "seconds": round(seconds, 2), "rows_per_s": per_second}
+
+
+def engine_model(judge: Judge) -> dict[str, Any]:
+    """The judge's model as a head file names it, read from its folder's config without loading it (the
+    early-exit route, where no transformers pass runs): its name, weights fingerprint, layers and width."""
+    import json
+
+    from jurist.models.resolve import resolve_model
+    from jurist.models.truncate import num_layers
+    from jurist.models.weights import weights_fingerprint
+
+    resolved = resolve_model(judge.config.inference_config.model.model_name)
+    folder = Path(resolved.path)
+    if not (folder / "config.json").is_file():
+        raise InputError(
+            f"{resolved.label}: an early-exit head (--max-cost) cuts the model, which needs it as a local "
+            "folder (download it first, then name the folder)"
+        )
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    text = config.get("text_config", config)
+    return {
+        "name": resolved.label,
+        "weights": weights_fingerprint(str(folder)),
+        "num_layers": num_layers(folder),
+        "hidden_size": int(text["hidden_size"]),
+    }
 
 
 def _backend(judge: Judge, batch_size: int | None) -> Any:

@@ -69,6 +69,13 @@ def format_fit(report: Mapping[str, Any], output: str) -> str:
     for name, found in (report.get("feature_passes") or {}).items():
         speed = f", {found['rows_per_s']:.2f} rows/s" if found.get("rows_per_s") else " (from the cache)"
         lines.append(f"feature pass ({name}, layers {found['layers']}): {found['rows']} rows{speed}")
+    cost = report.get("cost")
+    if cost:
+        shares = ", ".join(f"{k}: {v['of_teacher']:.2f}" for k, v in cost["by_layer"].items())
+        lines.append(
+            f"cost per row against the whole model in LOGPROBS ({cost['rows']} rows timed here): {shares}; "
+            f"within --max-cost {cost['max_cost']}: layers {cost['within']}"
+        )
     skipped = {k: v for k, v in (report.get("skipped") or {}).items() if v}
     if skipped:
         lines.append("rows left out: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
