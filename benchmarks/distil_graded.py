@@ -19,6 +19,8 @@ pairs (238 rows) held out (seed 0).
    each student, the 0.5B's prompted judge (the same config in LOGPROBS) and the length rule (its direction
    fitted on the fit rows). Each head is applied to the held-out rows' states as PROBE judging applies it
    (checked against the PROBE run's scores).
+   Beside each linear head, an MLP head on the same state (``--mlp``'s network: one ReLU layer of 64 units
+   on the state's 64 principal components), its L2 strength chosen by cross-validation on the fit rows.
 4. The learning curve at 100, 300 and 1,000 teacher labels (heads at each student's chosen layer and C on
    the first 50, 150 and 500 fit pairs); and leave one source out: LLMBar's natural set, its four
    adversarial sets and MT-Bench, each held out in turn with the heads fitted on the other two (all 1,238
@@ -124,6 +126,24 @@ def states_of(name: str, head: Path, rows: list[dict[str, Any]], teacher: Path, 
         raise SystemExit(f"{len(rows) - len(found.truth)} rows have no teacher grade: {found.skipped}")
     layer = load_head(head).layer
     return found, engine_states(judge, found, layer, cache).states[:, :, 0]
+
+
+def mlp_head(shape: Any, states: np.ndarray, truth: np.ndarray, soft: Any) -> dict[str, Any]:
+    """An MLP head at the student's layer (64 units on the state's 64 principal components), its L2
+    strength chosen by 5-fold cross-validation on the fit rows alone (the targets' log-likelihood), beside
+    the linear head's score on the same folds; fitted on every fit row."""
+    from jurist.probe.fit import FitSettings, choose, train_mlp
+
+    settings = FitSettings(inner_folds=5, mlp_units=64, seed=0)
+    mlp = settings.family("mlp")
+    _, alpha, grid = choose(shape, states[:, :, None], truth, settings, np.random.default_rng(0), soft, mlp)
+    _, _, linear = choose(shape, states[:, :, None], truth, settings, np.random.default_rng(0), soft)
+    return {
+        "head": train_mlp(shape, states, truth, alpha, 64, soft, seed=0),
+        "alpha": alpha,
+        "cv_log_likelihood": {"mlp": {str(a): v for (_, a), v in grid.items()},
+                              "linear": {str(c): v for (_, c), v in linear.items()}},
+    }  # fmt: skip
 
 
 def expected_grade(probs: np.ndarray, scores: tuple[float, ...]) -> np.ndarray:
@@ -250,6 +270,7 @@ def main() -> None:
     scorers: dict[str, np.ndarray] = {}
     curves: dict[str, list[dict[str, Any]]] = {}
     loso: dict[str, dict[str, Any]] = {}
+    mlp_choice: dict[str, Any] = {}
     every = fit_rows + held
     for name, found in fitted.items():
         head = load_head(found["path"])
@@ -263,8 +284,11 @@ def main() -> None:
         assert fit_found.soft is not None and held_found.soft is not None
         soft = np.concatenate([fit_found.soft, held_found.soft])
         scores = tuple(float(s) for s in range(1, 6))
-        scorers[name] = expected_grade(row_probabilities(shape, head.linear, held_states), scores)
+        scorers[name] = expected_grade(row_probabilities(shape, head.arrays, held_states), scores)
         c = float(head.fit["c"])
+        mlp = mlp_head(shape, fit_states, fit_found.truth, fit_found.soft)
+        scorers[f"{name}_mlp"] = expected_grade(row_probabilities(shape, mlp["head"], held_states), scores)
+        mlp_choice[name] = {k: v for k, v in mlp.items() if k != "head"}
         curves[name] = []
         for pairs_used in CURVE:
             n = 2 * pairs_used
@@ -302,6 +326,7 @@ def main() -> None:
     scorers["student_prompted"] = np.asarray([runs["student_prompted"]["scores"][i] for i in ids])
     scorers["length_rule"] = length_scores(held, fit_rows, grade)
     results["held_out"] = {name: agreement(s, reference) for name, s in scorers.items()}
+    results["mlp_heads"] = mlp_choice
     results["learning_curve"] = curves
     results["leave_one_source_out"] = loso
     rates = {name: (run["summary"] or {}).get("rows_per_second") for name, run in runs.items()}

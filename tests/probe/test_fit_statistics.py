@@ -5,13 +5,14 @@ length rule counted by hand, and a pairwise head's antisymmetry by construction.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy.stats import norm
 
 from jurist.errors import InputError
-from jurist.models.probe_head import LinearHead
+from jurist.models.probe_head import HeadArrays
 from jurist.probe.examples import Examples, Shape
 from jurist.probe.fit import FitSettings, fit, row_probabilities, train
 from jurist.stats.calibration import expected_calibration_error
@@ -147,7 +148,7 @@ def test_the_fit_trains_and_measures_the_head_judging_reads() -> None:
     rng = np.random.default_rng(9)
     states, truth = pair_states(rng, 60, 4, 1.0)
     head = train(PAIR, states[:, :, 1], truth, 0.3)
-    assert isinstance(head, LinearHead)
+    assert isinstance(head, HeadArrays)
     saved = ProbeHead(
         model=ProbeModel(name="m", weights=None, num_layers=2, hidden_size=4),
         layer=1,
@@ -210,3 +211,83 @@ def test_a_reward_head_fitted_as_bradley_terry_is_antisymmetric_and_recovers_the
     result = fit(examples_of(shape, truth), states, None, (3,), FitSettings(folds=5, inner_folds=3, curve=()))
     bayes = np.mean((latent[:, 0] > latent[:, 1]) == (truth == 0))  # the latent reward's own accuracy
     assert result.report["accuracy"]["estimate"] > bayes - 0.05
+
+
+POINT = Shape("pointwise", ("Yes", "No"), ("Yes", "No"), 0)
+
+
+def xor_rows(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows x 1 prompt x 1 layer x 6: the verdict is Yes where the first two coordinates share a sign (an
+    XOR: no linear rule does better than chance), the rest noise."""
+    states = rng.normal(size=(n, 1, 1, 6))
+    truth = np.where(states[:, 0, 0, 0] * states[:, 0, 0, 1] > 0, 0, 1)
+    return states, truth
+
+
+def test_an_mlp_head_is_kept_where_nested_cross_validation_says_it_beats_the_linear_one() -> None:
+    """On an XOR the linear head stays near chance in nested cross-validation and the MLP does not: the MLP
+    is kept, its accuracy reported, both families' scores beside it, and the head it writes has the MLP's
+    hidden layer."""
+    rng = np.random.default_rng(11)
+    states, truth = xor_rows(rng, 240)
+    settings = FitSettings(folds=3, inner_folds=2, curve=(), mlp_units=8, alphas=(1.0,))
+    result = fit(examples_of(POINT, truth), states, None, (5,), settings)
+    families = result.report["head_families"]
+    assert families["kept"] == "mlp" and result.family == "mlp"
+    assert families["linear"] < 0.65 < 0.8 < families["mlp"]
+    assert result.report["accuracy"]["estimate"] == families["mlp"]
+    assert len(result.head.hidden) == 1 and result.head.hidden[0][0].shape == (8, 6)
+
+
+@pytest.mark.parametrize("width", [6, 80])
+def test_an_mlp_heads_arrays_give_scikit_learns_probabilities(width: int) -> None:
+    """The arrays a head file holds are the network scikit-learn fitted: for a state wider than the
+    projection, its principal components folded into the hidden layer (an independent computation: PCA,
+    then MLPClassifier's own predict_proba)."""
+    from sklearn.decomposition import PCA
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+
+    from jurist.probe.fit import MLP_COMPONENTS, train_mlp
+
+    rng = np.random.default_rng(13)
+    states = rng.normal(size=(150, 1, width))
+    truth = np.where(states[:, 0, 0] * states[:, 0, 1] > 0, 0, 1)
+    head = train_mlp(POINT, states, truth, 10.0, 8, seed=3)  # converged: one optimum, whatever the float path
+    x = states[:, 0]
+    z = (x - head.mean) / head.scale
+    if width > MLP_COMPONENTS:
+        z = PCA(n_components=MLP_COMPONENTS, random_state=3).fit(z).transform(z)
+    reference = MLPClassifier(
+        hidden_layer_sizes=(8,), alpha=10.0, solver="lbfgs", max_iter=500, random_state=3
+    )
+    with warnings.catch_warnings():  # as train_mlp: the same iteration cap, its warning silenced
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reference.fit(z, truth)
+    assert head.hidden[0][0].shape == (8, width)
+    # projected, both fits see the same inputs up to rounding, and L-BFGS stops at its tolerance (1e-4)
+    tolerance = 1e-9 if width <= MLP_COMPONENTS else 5e-3
+    np.testing.assert_allclose(head.probabilities(x)[:, 1], reference.predict_proba(z)[:, 1], atol=tolerance)
+
+
+def test_the_linear_head_is_kept_where_the_mlp_does_not_beat_it() -> None:
+    """A verdict linear in the state: the MLP's nested score is no better, the linear head is written (no
+    hidden layers), and on noise the kept family's nested accuracy stays near chance (choosing between two
+    nested estimates flatters little)."""
+    rng = np.random.default_rng(12)
+    states = rng.normal(size=(240, 1, 1, 6))
+    truth = np.where(states[:, 0, 0, 0] > 0, 0, 1)
+    settings = FitSettings(folds=3, inner_folds=2, curve=(), mlp_units=8, alphas=(1.0,))
+    result = fit(examples_of(POINT, truth), states, None, (5,), settings)
+    assert result.report["head_families"]["kept"] == "linear" and result.head.hidden == ()
+    noise = rng.integers(0, 2, 300)
+    chance = fit(examples_of(POINT, noise), rng.normal(size=(300, 1, 1, 8)), None, (5,), settings)
+    assert abs(chance.report["accuracy"]["estimate"] - 0.5) < 3 * math.sqrt(0.25 / 300) + 0.02
+
+
+def test_a_reward_head_is_linear() -> None:
+    from jurist.probe.fit import train_mlp
+
+    states = np.zeros((20, 2, 4))
+    with pytest.raises(InputError, match=r"a reward head .* is linear"):
+        train_mlp(POINT.preference(), states, np.zeros(20, dtype=int), 1.0, 4)

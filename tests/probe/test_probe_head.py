@@ -198,7 +198,7 @@ def test_a_head_files_accuracy_reads_in_both_shapes(tmp_path: Path, accuracy: di
     assert judge.scoring.metadata()["probe"]["cross_validated_accuracy"] == 0.79
     assert "cross-validated accuracy 79.0 %" in judge.scoring.describe()
     x = np.ones((2, 4))
-    np.testing.assert_array_equal(head.log_probabilities(x), head.linear.log_probabilities(x))
+    np.testing.assert_array_equal(head.log_probabilities(x), head.arrays.log_probabilities(x))
 
 
 def test_a_probe_run_reads_its_head_file_once_and_tells_the_engine_its_layer(
@@ -239,3 +239,39 @@ def test_a_probe_run_reads_its_head_file_once_and_tells_the_engine_its_layer(
     assert {r["preference.status"] for r in table} == {"ok"}  # every answer came from a state
     assert reads == [str(path)]
     assert layers and set(layers) == {2}
+
+
+def test_a_head_with_hidden_layers_is_format_2_and_judging_reads_it(tmp_path: Path) -> None:
+    """A head with a hidden layer writes format 2 and reads back the same arrays; a format-1 file with
+    hidden layers, a format-2 file without, and a format this jurist does not know are refused, naming the
+    problem."""
+    from jurist.models.probe_head import FORMAT_HIDDEN, HiddenLayer
+
+    judge = logprobs_judge()
+    rng = np.random.default_rng(4)
+    hidden = (
+        HiddenLayer(weights=tuple(tuple(r) for r in rng.normal(size=(3, 4)).tolist()), bias=(0.1, 0, -0.1)),
+    )
+    coef = tuple(tuple(rng.normal(size=3).tolist()) for _ in judge.parts.label_texts)
+    head = head_for(judge, hidden=hidden, coef=coef, format=FORMAT_HIDDEN)
+    path = head.save(tmp_path / "mlp.json")
+    again = load_head(path)
+    x = rng.normal(size=(5, 4))
+    z = (x - np.asarray(head.mean)) / np.asarray(head.scale)
+    h = np.maximum(z @ np.asarray(hidden[0].weights).T + np.asarray(hidden[0].bias), 0.0)
+    logits = h @ np.asarray(coef).T + np.asarray(head.intercept)
+    expected = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(again.log_probabilities(x), expected, atol=1e-12)
+    with pytest.raises(ValueError, match="with hidden layers is 'jurist-probe-head/2'"):
+        head_for(judge, hidden=hidden, coef=coef)
+    with pytest.raises(ValueError, match="without hidden layers is 'jurist-probe-head/1'"):
+        head_for(judge, format=FORMAT_HIDDEN)
+    with pytest.raises(ValueError, match="coef needs one row of 3 values"):
+        head_for(judge, hidden=hidden, format=FORMAT_HIDDEN)
+    newer = json.loads(path.read_text())
+    newer["format"] = "jurist-probe-head/9"
+    path.write_text(json.dumps(newer))
+    with pytest.raises(
+        ConfigError, match=r"'jurist-probe-head/9' is not one this jurist reads.*upgrade jurist"
+    ):
+        load_head(path)

@@ -48,6 +48,14 @@ def fit(
             "state at that layer through the judge's engine (vLLM's pooling runner), chunked and cached.",
         ),
     ] = None,
+    mlp: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Also fit an MLP head with one hidden layer of this many units; it is kept only where "
+            "nested cross-validation scores it above the linear head (both scores are printed).",
+        ),
+    ] = None,
     max_cost: Annotated[
         float | None,
         typer.Option(
@@ -90,7 +98,7 @@ def fit(
         labels=labels,
         id_column=id_column,
         layers=chosen,
-        settings=FitSettings(folds=folds, seed=seed),
+        settings=FitSettings(folds=folds, seed=seed, mlp_units=mlp),
         batch_size=batch_size,
         pairs=pairs,
         pilot=pilot,

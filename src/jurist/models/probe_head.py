@@ -1,16 +1,21 @@
-"""A probe head: a linear classifier on a judge model's own hidden state, fitted from labels.
+"""A probe head: a small classifier on a judge model's own hidden state, fitted from labels.
 
 The feature of one prompt is the hidden state of its last token (after the answer prefix a LOGPROBS judge
 would read its label at) at the output of transformer layer ``layer``, passed through the model's final
 norm, as vLLM's pooling runner returns it (LAST pooling, no normalisation) for a model cut after that layer,
 and as engine NATIVE computes it from ``hidden_states[layer]``. The head standardises the feature (``mean``,
-``scale``) and gives each of its ``labels`` the softmax of ``coef @ x + intercept``: a label distribution, as
-LOGPROBS gives, so everything that reads label probabilities reads a head's alike. That computation is
-:class:`LinearHead`, the arrays that ``jurist probe fit`` trains and measures and a head file holds.
+``scale``), passes it through its ``hidden`` layers if it has any (each ``relu(W x + b)``: a small MLP, kept
+by ``jurist probe fit --mlp`` only where nested cross-validation prefers it to the linear head) and gives
+each of its ``labels`` the softmax of ``coef @ x + intercept``: a label distribution, as LOGPROBS gives, so
+everything that reads label probabilities reads a head's alike. That computation is :class:`HeadArrays`,
+the arrays that ``jurist probe fit`` trains and measures and a head file holds.
 
 A head file (JSON) records what it may be used with: the model (its name and weights fingerprint), the layer,
 the judge's prompt and answer fingerprints, and how it was fitted (label source, rows, cross-validated
-metrics). :meth:`ProbeHead.check_model` and :meth:`ProbeHead.check_judge` refuse any other, naming both.
+metrics). :meth:`ProbeHead.check_model` and :meth:`ProbeHead.check_judge` refuse any other, naming both. Its
+``format`` says which heads a reader must understand: ``jurist-probe-head/1`` a linear head (what every
+jurist since heads began reads), ``jurist-probe-head/2`` one with hidden layers; a format this jurist does
+not know is refused, naming it.
 """
 
 from __future__ import annotations
@@ -31,21 +36,28 @@ from jurist.errors import ConfigError
 from jurist.stats.share import Share
 
 FORMAT = "jurist-probe-head/1"
+"""A linear head's format."""
+FORMAT_HIDDEN = "jurist-probe-head/2"
+"""The format of a head with hidden layers (a reader of format 1 alone would misread it: it refuses it)."""
 
 
 @dataclass(frozen=True)
-class LinearHead:
-    """A head in arrays: the feature standardised by ``mean`` and ``scale``, then one row of ``coef`` and one
-    ``intercept`` per label. Features may have any leading shape (rows, or rows x prompts) x hidden size."""
+class HeadArrays:
+    """A head in arrays: the feature standardised by ``mean`` and ``scale``, through each ``hidden`` layer
+    (``relu(x @ weights.T + bias)``; none for a linear head), then one row of ``coef`` and one ``intercept``
+    per label. Features may have any leading shape (rows, or rows x prompts) x hidden size."""
 
     mean: np.ndarray
     scale: np.ndarray
     coef: np.ndarray
     intercept: np.ndarray
+    hidden: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
 
     def logits(self, features: Any) -> np.ndarray:
         """Per-label logits."""
         x = (np.asarray(features, dtype=np.float64) - self.mean) / self.scale
+        for weights, bias in self.hidden:
+            x = np.maximum(x @ weights.T + bias, 0.0)
         return np.asarray(x @ self.coef.T + self.intercept)
 
     def log_probabilities(self, features: Any) -> np.ndarray:
@@ -59,6 +71,15 @@ class LinearHead:
         z = self.logits(features)
         e = np.exp(z - z.max(axis=-1, keepdims=True))
         return np.asarray(e / e.sum(axis=-1, keepdims=True))
+
+
+class HiddenLayer(BaseModel):
+    """One hidden layer of a head: ``relu(weights @ x + bias)``, one row of weights per unit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    weights: tuple[tuple[float, ...], ...] = Field(min_length=1)
+    bias: tuple[float, ...]
 
 
 class ProbeModel(BaseModel):
@@ -90,20 +111,32 @@ class ProbeHead(BaseModel):
     scale: tuple[float, ...]
     coef: tuple[tuple[float, ...], ...]
     intercept: tuple[float, ...]
+    hidden: tuple[HiddenLayer, ...] = ()
     fit: dict[str, Any] = Field(default_factory=dict)
     metrics: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _shapes(self) -> ProbeHead:
         size = self.model.hidden_size
-        if self.format != FORMAT:
-            raise ValueError(f"format {self.format!r} is not {FORMAT!r}")
+        wanted = FORMAT_HIDDEN if self.hidden else FORMAT
+        if self.format not in (FORMAT, FORMAT_HIDDEN):
+            raise ValueError(
+                f"format {self.format!r} is not one this jurist reads ({FORMAT!r}, {FORMAT_HIDDEN!r}): "
+                "a newer jurist wrote it; upgrade jurist, or fit the head again"
+            )
+        if self.format != wanted:
+            raise ValueError(f"a head {'with' if self.hidden else 'without'} hidden layers is {wanted!r}")
         if self.layer > self.model.num_layers:
             raise ValueError(f"layer {self.layer} of a model with {self.model.num_layers} layers")
         if len(self.mean) != size or len(self.scale) != size:
             raise ValueError(f"mean and scale need {size} values (the hidden size)")
-        if len(self.coef) != len(self.labels) or any(len(row) != size for row in self.coef):
-            raise ValueError(f"coef needs one row of {size} values per label ({len(self.labels)})")
+        width = size
+        for number, layer in enumerate(self.hidden):
+            if any(len(row) != width for row in layer.weights) or len(layer.bias) != len(layer.weights):
+                raise ValueError(f"hidden layer {number} needs rows of {width} weights and one bias per row")
+            width = len(layer.weights)
+        if len(self.coef) != len(self.labels) or any(len(row) != width for row in self.coef):
+            raise ValueError(f"coef needs one row of {width} values per label ({len(self.labels)})")
         if len(self.intercept) != len(self.labels):
             raise ValueError(f"intercept needs one value per label ({len(self.labels)})")
         if any(s <= 0 for s in self.scale):
@@ -112,14 +145,20 @@ class ProbeHead(BaseModel):
 
     # --------------------------------------------------------------------------------- scoring
     @property
-    def linear(self) -> LinearHead:
+    def arrays(self) -> HeadArrays:
         """The head's arrays (built on each call: a copy with other fields never reads stale ones)."""
-        arrays = (self.mean, self.scale, self.coef, self.intercept)
-        return LinearHead(*(np.asarray(v, dtype=np.float64) for v in arrays))
+
+        def array(values: Any) -> np.ndarray:
+            return np.asarray(values, dtype=np.float64)
+
+        hidden = tuple((array(layer.weights), array(layer.bias)) for layer in self.hidden)
+        return HeadArrays(
+            array(self.mean), array(self.scale), array(self.coef), array(self.intercept), hidden
+        )
 
     def log_probabilities(self, features: Any) -> np.ndarray:
         """Per-label log-probabilities (rows x labels) of a (rows x hidden size) array of features."""
-        return self.linear.log_probabilities(features)
+        return self.arrays.log_probabilities(features)
 
     @property
     def accuracy(self) -> float | None:

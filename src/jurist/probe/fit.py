@@ -1,6 +1,6 @@
 """Fitting a probe head, and the numbers that say whether to trust it.
 
-A head (:class:`~jurist.models.probe_head.LinearHead`, the class judging reads a head file with) is a
+A head (:class:`~jurist.models.probe_head.HeadArrays`, the class judging reads a head file with) is a
 logistic regression (scikit-learn; features standardised) on each prompt's state, fitted on the
 label each prompt should get (:meth:`~jurist.probe.examples.Shape.prompt_targets`); a row's verdict combines
 its prompts as the judge does. The layer and the regularisation are chosen by cross-validation over rows
@@ -12,10 +12,16 @@ the longer, or the shorter, answer wins", its direction chosen on each training 
 :mod:`jurist.stats.baselines`), each a :class:`~jurist.stats.share.Share` with its Wilson 95 % interval;
 the head's expected calibration error (:func:`jurist.stats.calibration.expected_calibration_error`); how
 well its confidence ranks its right verdicts above its wrong ones (AUC); and a learning curve.
+
+Asked for (``FitSettings.mlp_units``, ``jurist probe fit --mlp N``), a small MLP (one ReLU hidden layer,
+scikit-learn's ``MLPClassifier``) goes through the same nested cross-validation on the same outer folds,
+and is kept only when it scores better there than the linear head (accuracy, or the targets'
+log-likelihood); both scores are in the report.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from jurist.errors import InputError
-from jurist.models.probe_head import LinearHead
+from jurist.models.probe_head import HeadArrays
 from jurist.probe.examples import Examples, Shape
 from jurist.stats.baselines import fitted_length_rule, fitted_majority
 from jurist.stats.calibration import expected_calibration_error
@@ -33,12 +39,19 @@ from jurist.stats.share import Share
 DEFAULT_CS = (0.003, 0.03, 0.3, 3.0)
 """Inverse regularisation strengths a fit chooses from (features standardised; a few hundred rows of
 hundreds of dimensions want strong regularisation)."""
+DEFAULT_ALPHAS = (1.0, 10.0, 100.0)
+"""L2 strengths an MLP head chooses from (scikit-learn's ``alpha``, on standardised features)."""
+MLP_COMPONENTS = 64
+"""Principal components an MLP head reads of a wider state (a 1.5B model's 1,536 values: without the
+projection one fit of the nested cross-validation took minutes on two cores)."""
 
 
 @dataclass(frozen=True)
 class FitSettings:
     """How a head is chosen: ``folds`` outer folds (nested cross-validation), ``inner_folds`` inside each,
-    the regularisation grid ``cs``, the learning curve's sizes ``curve`` (each drawn ``repeats`` times)."""
+    the regularisation grid ``cs``, the learning curve's sizes ``curve`` (each drawn ``repeats`` times);
+    ``mlp_units``: also fit an MLP head with one hidden layer of that many units (its L2 grid ``alphas``),
+    kept only where its nested cross-validation beats the linear head's."""
 
     cs: tuple[float, ...] = DEFAULT_CS
     folds: int = 10
@@ -46,6 +59,41 @@ class FitSettings:
     curve: tuple[int, ...] = (25, 50, 100, 200, 400)
     repeats: int = 5
     seed: int = 0
+    mlp_units: int | None = None
+    alphas: tuple[float, ...] = DEFAULT_ALPHAS
+
+    def family(self, name: str) -> Family:
+        """The linear family (grid ``cs``) or the MLP one (grid ``alphas``, ``mlp_units`` units)."""
+        if name == "mlp":
+            return Family("mlp", self.alphas, self.mlp_units or 0, self.seed)
+        return Family("linear", self.cs)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A kind of head and its regularisation grid: ``linear`` (logistic regression, C) or ``mlp`` (one ReLU
+    hidden layer of ``units`` units, scikit-learn's MLPClassifier, L2 ``alpha``; seeded)."""
+
+    name: str
+    grid: tuple[float, ...]
+    units: int = 0
+    seed: int = 0
+
+    def path(
+        self, shape: Shape, states: np.ndarray, truth: np.ndarray, soft: np.ndarray | None = None
+    ) -> list[HeadArrays]:
+        """One head per value of the grid (:func:`train_path` or :func:`train_mlp`)."""
+        if self.name == "mlp":
+            return [train_mlp(shape, states, truth, a, self.units, soft, self.seed) for a in self.grid]
+        return train_path(shape, states, truth, self.grid, soft)
+
+    def train(
+        self, shape: Shape, states: np.ndarray, truth: np.ndarray, value: float, soft: np.ndarray | None
+    ) -> HeadArrays:
+        """One head at one value of the grid."""
+        if self.name == "mlp":
+            return train_mlp(shape, states, truth, value, self.units, soft, self.seed)
+        return train_path(shape, states, truth, (value,), soft)[0]
 
 
 @dataclass
@@ -54,13 +102,14 @@ class FitResult:
 
     layer: int
     c: float
-    head: LinearHead
+    head: HeadArrays
     report: dict[str, Any] = field(default_factory=dict)
+    family: str = "linear"
 
 
 def train(
     shape: Shape, states: np.ndarray, truth: np.ndarray, c: float, soft: np.ndarray | None = None
-) -> LinearHead:
+) -> HeadArrays:
     """A head on rows' prompt states (rows x prompts x hidden size) and row classes (or, for a pointwise
     judge, class distributions ``soft``: rows x classes)."""
     return train_path(shape, states, truth, (c,), soft)[0]
@@ -72,7 +121,7 @@ def train_path(
     truth: np.ndarray,
     cs: Sequence[float],
     soft: np.ndarray | None = None,
-) -> list[LinearHead]:
+) -> list[HeadArrays]:
     """One head per C of ``cs`` on the same rows (as :func:`train`), fitted in order of increasing C, each
     started from the previous one's weights: the weaker the regularisation, the more iterations a fit
     from zero needs (3.5x less time over the default grid, measured on 500 LLMBar pairs). Soft targets are
@@ -80,28 +129,20 @@ def train_path(
     class's probability. A preference shape is fitted as Bradley-Terry (:func:`_preference_path`)."""
     from sklearn.linear_model import LogisticRegression
 
-    x = states.reshape(-1, states.shape[-1]).astype(np.float64)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-8] = 1.0
+    mean, scale = _standard(states)
     if shape.kind == "preference":
         return _preference_path(shape, (states - mean) / scale, truth, cs, mean, scale)
-    if soft is None:
-        y = np.asarray([t for cls in truth for t in shape.prompt_targets(int(cls))])
-        weights = np.ones(len(y))
-    else:  # one prompt per row: a sample per (row, class) with some probability
-        rows, y = np.nonzero(soft > 0)
-        x, weights = x[rows], soft[rows, y]
+    x, y, weights = _samples(shape, states, truth, soft)
     labels = len(shape.labels)
     present = sorted(set(y.tolist()))
     if len(present) == 1:
         coef = np.zeros((labels, x.shape[1]))
         intercept = np.full(labels, -30.0)  # a label never seen in training gets (almost) no mass
         intercept[present[0]] = 0.0
-        return [LinearHead(mean, scale, coef, intercept) for _ in cs]
+        return [HeadArrays(mean, scale, coef, intercept) for _ in cs]
     standard = (x - mean) / scale
     model = LogisticRegression(max_iter=2000, warm_start=True)
-    heads: dict[float, LinearHead] = {}
+    heads: dict[float, HeadArrays] = {}
     for c in sorted(set(cs)):
         model.set_params(C=c)
         model.fit(standard, y, sample_weight=weights)
@@ -114,13 +155,13 @@ def train_path(
             for row, cls in enumerate(model.classes_):
                 coef[int(cls)] = model.coef_[row]
                 intercept[int(cls)] = model.intercept_[row]
-        heads[c] = LinearHead(mean, scale, coef, intercept)
+        heads[c] = HeadArrays(mean, scale, coef, intercept)
     return [heads[c] for c in cs]
 
 
 def _preference_path(
     shape: Shape, z: np.ndarray, truth: np.ndarray, cs: Sequence[float], mean: np.ndarray, scale: np.ndarray
-) -> list[LinearHead]:
+) -> list[HeadArrays]:
     """Bradley-Terry reward heads: ``r(x) = w . z(x) + b`` with ``P(a preferred) = sigmoid(r(a) - r(b))``, a
     logistic regression without intercept on the pairs' differences ``z(a) - z(b)`` (each pair also
     mirrored, so no side is favoured). ``b`` centres the rewards of the training responses on zero, so the
@@ -132,7 +173,7 @@ def _preference_path(
     x = np.concatenate([difference, -difference])
     y = np.concatenate([truth == 0, truth != 0]).astype(int)
     model = LogisticRegression(max_iter=2000, warm_start=True, fit_intercept=False)
-    heads: dict[float, LinearHead] = {}
+    heads: dict[float, HeadArrays] = {}
     for c in sorted(set(cs)):
         model.set_params(C=c)
         model.fit(x, y)
@@ -141,11 +182,88 @@ def _preference_path(
         coef[shape.yes] = w
         intercept = np.zeros(2)
         intercept[shape.yes] = -float(np.mean(z.reshape(-1, z.shape[-1]) @ w))
-        heads[c] = LinearHead(mean, scale, coef, intercept)
+        heads[c] = HeadArrays(mean, scale, coef, intercept)
     return [heads[c] for c in cs]
 
 
-def row_probabilities(shape: Shape, head: LinearHead, states: np.ndarray) -> np.ndarray:
+def _standard(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The features' mean and standard deviation over every prompt (a constant feature's scale is 1)."""
+    flat = states.reshape(-1, states.shape[-1]).astype(np.float64)
+    scale = flat.std(axis=0)
+    scale[scale < 1e-8] = 1.0
+    return flat.mean(axis=0), scale
+
+
+def _standard_rows(states: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    return np.asarray((states.reshape(-1, states.shape[-1]).astype(np.float64) - mean) / scale)
+
+
+def _samples(
+    shape: Shape, states: np.ndarray, truth: np.ndarray, soft: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Prompt states (flattened), their label targets and sample weights, as :func:`train_path` fits them:
+    each prompt's label for its row's class, or with soft targets a sample per (row, class) weighted by the
+    class's probability."""
+    x = states.reshape(-1, states.shape[-1]).astype(np.float64)
+    if soft is None:
+        y = np.asarray([t for cls in truth for t in shape.prompt_targets(int(cls))])
+        return x, y, np.ones(len(y))
+    rows, y = np.nonzero(soft > 0)
+    return x[rows], y, soft[rows, y]
+
+
+def train_mlp(
+    shape: Shape,
+    states: np.ndarray,
+    truth: np.ndarray,
+    alpha: float,
+    units: int,
+    soft: np.ndarray | None = None,
+    seed: int = 0,
+) -> HeadArrays:
+    """An MLP head (one ReLU hidden layer of ``units`` units, L2 ``alpha``, L-BFGS from a seeded start) on
+    the same standardised features and targets as :func:`train_path`'s, projected first on their
+    :data:`MLP_COMPONENTS` principal components where they have more dimensions (a hidden state of
+    thousands: the projection is linear, so it is folded into the hidden layer's weights and the head reads
+    the state as it is). Not for preference pairs (a Bradley-Terry reward is linear in the state)."""
+    from sklearn.decomposition import PCA
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+
+    if shape.kind == "preference":
+        raise InputError("an MLP head fits labels or label distributions; a reward head (--pairs) is linear")
+    mean, scale = _standard(states)
+    x, y, weights = _samples(shape, states, truth, soft)
+    labels, present = len(shape.labels), sorted(set(y.tolist()))
+    coef, intercept = np.zeros((labels, units)), np.full(labels, -30.0)
+    hidden = ((np.zeros((units, x.shape[1])), np.zeros(units)),)
+    if len(present) == 1:
+        intercept[present[0]] = 0.0
+        return HeadArrays(mean, scale, coef, intercept, hidden)
+    model = MLPClassifier(
+        hidden_layer_sizes=(units,), alpha=alpha, solver="lbfgs", max_iter=500, random_state=seed
+    )
+    z = (x - mean) / scale
+    projection, centre = np.eye(z.shape[1]), np.zeros(z.shape[1])
+    if z.shape[1] > MLP_COMPONENTS:  # fitted on the prompts, once each (soft targets repeat them)
+        pca = PCA(n_components=MLP_COMPONENTS, random_state=seed).fit(_standard_rows(states, mean, scale))
+        projection, centre = pca.components_, pca.mean_
+    with warnings.catch_warnings():  # the iteration cap is a regularisation too: nested CV judges the result
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit((z - centre) @ projection.T, y, sample_weight=weights)
+    weights_in = model.coefs_[0].T @ projection  # units x features: the projection folded in
+    hidden = ((weights_in, model.intercepts_[0] - weights_in @ centre),)
+    out_w, out_b = model.coefs_[1], model.intercepts_[1]
+    if len(present) == 2:  # a logistic output: the logit of the second class
+        coef[present[1]], intercept[present[1]] = out_w[:, 0], float(out_b[0])
+        intercept[present[0]] = 0.0
+    else:
+        for column, cls in enumerate(model.classes_):
+            coef[int(cls)], intercept[int(cls)] = out_w[:, column], float(out_b[column])
+    return HeadArrays(mean, scale, coef, intercept, hidden)
+
+
+def row_probabilities(shape: Shape, head: HeadArrays, states: np.ndarray) -> np.ndarray:
     """Row-level class probabilities of rows' prompt states (rows x prompts x hidden size)."""
     return shape.row_probabilities(head.probabilities(states))
 
@@ -166,27 +284,28 @@ def choose(
     settings: FitSettings,
     rng: np.random.Generator,
     soft: np.ndarray | None = None,
+    family: Family | None = None,
 ) -> tuple[int, float, dict[tuple[int, float], float]]:
-    """The layer (index into the features' layers) and C with the best cross-validated row accuracy on
-    these rows (ties: the earlier layer, then the stronger regularisation), and every candidate's accuracy;
-    with soft targets, the best mean log-likelihood of the target distributions instead (what the head is
-    fitted to: a teacher that says Yes to most rows makes accuracy a poor judge of its probabilities)."""
+    """The layer (index into the features' layers) and regularisation (C; an MLP family's alpha) with the
+    best cross-validated row accuracy on these rows (ties: the earlier layer, then the first of the grid),
+    and every candidate's accuracy; with soft targets, the best mean log-likelihood of the target
+    distributions instead (what the head is fitted to: a teacher that says Yes to most rows makes accuracy
+    a poor judge of its probabilities). ``family``: the linear head's (the default) or another."""
+    family = family or settings.family("linear")
     folds = folds_of(len(truth), settings.inner_folds, rng)
     scores: dict[tuple[int, float], float] = {}
     for li in range(states.shape[2]):
-        total = dict.fromkeys(settings.cs, 0.0)
+        total = dict.fromkeys(family.grid, 0.0)
         for test in folds:
             train_rows = np.setdiff1d(np.arange(len(truth)), test)
-            heads = train_path(
-                shape, states[train_rows, :, li], truth[train_rows], settings.cs, _at(soft, train_rows)
-            )
-            for c, head in zip(settings.cs, heads, strict=True):
+            heads = family.path(shape, states[train_rows, :, li], truth[train_rows], _at(soft, train_rows))
+            for c, head in zip(family.grid, heads, strict=True):
                 probs = row_probabilities(shape, head, states[test, :, li])
                 if soft is None:
                     total[c] += float(np.sum(probs.argmax(axis=1) == truth[test]))
                 else:
                     total[c] += float(np.sum(soft[test] * np.log(np.clip(probs, 1e-12, 1.0))))
-        for c in settings.cs:
+        for c in family.grid:
             scores[(li, c)] = total[c] / len(truth)
     best = max(scores.values())
     li, c = next(key for key, value in scores.items() if value == best)
@@ -207,23 +326,37 @@ def fit(
         )
     rng = np.random.default_rng(settings.seed)
     outer = folds_of(n, settings.folds, rng)
-    head_probs = np.zeros((n, len(shape.classes)))
     length_right = np.zeros(n, dtype=bool)
     majority_right = np.zeros(n, dtype=bool)
     classes, sides = truth.tolist(), [shape.classes[t] for t in truth.tolist()]
     paired = any(pair is not None for pair in found.lengths)  # answers' lengths: the length rule
-    chosen: list[int] = []
     for test in outer:
         train_rows = np.setdiff1d(np.arange(n), test)
-        li, c, _ = choose(shape, states[train_rows], truth[train_rows], settings, rng, _at(soft, train_rows))
-        chosen.append(layers[li])
-        head = train(shape, states[train_rows, :, li], truth[train_rows], c, _at(soft, train_rows))
-        head_probs[test] = row_probabilities(shape, head, states[test, :, li])
         majority_right[test] = fitted_majority(classes, train_rows.tolist(), test.tolist())
         if paired:
             length_right[test] = fitted_length_rule(found.lengths, sides, train_rows.tolist(), test.tolist())
+    linear = settings.family("linear")
+    head_probs, chosen = _nested(shape, states, truth, soft, settings, outer, rng, linear)
     li, c, grid = choose(shape, states, truth, settings, rng, soft)
-    head = train(shape, states[:, :, li], truth, c, soft)
+    family, families = linear, None
+    if settings.mlp_units is not None:  # the MLP is kept only where its nested cross-validation is better
+        mlp = settings.family("mlp")
+        mlp_rng = np.random.default_rng(settings.seed + 2)
+        mlp_probs, mlp_chosen = _nested(shape, states, truth, soft, settings, outer, mlp_rng, mlp)
+        scored = {
+            "linear": _outer_score(head_probs, truth, soft),
+            "mlp": _outer_score(mlp_probs, truth, soft),
+        }
+        if scored["mlp"] > scored["linear"]:
+            family, head_probs, chosen = mlp, mlp_probs, mlp_chosen
+            li, c, grid = choose(shape, states, truth, settings, mlp_rng, soft, mlp)
+        families = {
+            **scored,
+            "mlp_units": settings.mlp_units,
+            "measure": "accuracy" if soft is None else "mean log-likelihood of the targets",
+            "kept": family.name,
+        }
+    head = family.train(shape, states[:, :, li], truth, c, soft)
     correct = head_probs.argmax(axis=1) == truth
     confidence = head_probs.max(axis=1)
     report: dict[str, Any] = {
@@ -232,14 +365,16 @@ def fit(
         "layer": layers[li],
         "c": c,
         "folds": len(outer),
-        "layers_chosen_in_folds": chosen,
+        "layers_chosen_in_folds": [layers[i] for i in chosen],
         "accuracy": Share.of(correct).as_dict(),
         "ece": expected_calibration_error(confidence, correct),
         "confidence_auc": _auc(confidence, correct),
         "baselines": {"majority": Share.of(majority_right).as_dict()},
-        "by_layer": accuracy_by_layer(grid, layers, settings.cs),
-        "learning_curve": learning_curve(shape, states[:, :, li], truth, c, settings, soft),
+        "by_layer": accuracy_by_layer(grid, layers, family.grid),
+        "learning_curve": learning_curve(shape, states[:, :, li], truth, c, settings, soft, family),
     }
+    if families is not None:
+        report["head_families"] = families
     if soft is not None:  # distilled: how the head's probabilities follow the targets' on unseen rows
         report["target_probability"] = probability_agreement(head_probs, soft)
     if paired:
@@ -249,7 +384,41 @@ def fit(
         own_correct = own_probs.argmax(axis=1) == truth
         report["own_verdict"] = Share.of(own_correct).as_dict()
         report["own_confidence_auc"] = _auc(own_probs.max(axis=1), own_correct)
-    return FitResult(layers[li], c, head, report)
+    return FitResult(layers[li], c, head, report, family.name)
+
+
+def _nested(
+    shape: Shape,
+    states: np.ndarray,
+    truth: np.ndarray,
+    soft: np.ndarray | None,
+    settings: FitSettings,
+    outer: list[np.ndarray],
+    rng: np.random.Generator,
+    family: Family,
+) -> tuple[np.ndarray, list[int]]:
+    """Nested cross-validation of one family: each outer fold's rows scored by a head whose layer and
+    regularisation were chosen, and which was fitted, on the other folds alone; with the layers chosen."""
+    n = len(truth)
+    probs = np.zeros((n, len(shape.classes)))
+    chosen: list[int] = []
+    for test in outer:
+        train_rows = np.setdiff1d(np.arange(n), test)
+        li, c, _ = choose(
+            shape, states[train_rows], truth[train_rows], settings, rng, _at(soft, train_rows), family
+        )
+        chosen.append(li)
+        head = family.train(shape, states[train_rows, :, li], truth[train_rows], c, _at(soft, train_rows))
+        probs[test] = row_probabilities(shape, head, states[test, :, li])
+    return probs, chosen
+
+
+def _outer_score(probs: np.ndarray, truth: np.ndarray, soft: np.ndarray | None) -> float:
+    """What families are compared on, over rows scored in nested cross-validation: accuracy, or with soft
+    targets their mean log-likelihood (as :func:`choose` chooses)."""
+    if soft is None:
+        return _accuracy(probs, truth)
+    return float(np.mean(np.sum(soft * np.log(np.clip(probs, 1e-12, 1.0)), axis=1)))
 
 
 def learning_curve(
@@ -259,9 +428,12 @@ def learning_curve(
     c: float,
     settings: FitSettings,
     soft: np.ndarray | None = None,
+    family: Family | None = None,
 ) -> list[dict[str, Any]]:
-    """Accuracy on the other rows of a head fitted on k random rows, for each k of the curve below the row
-    count, averaged over ``repeats`` draws (the layer and C fixed at the fit's choice)."""
+    """Accuracy on the other rows of a head (of ``family``, linear by default) fitted on k random rows, for
+    each k of the curve below the row count, averaged over ``repeats`` draws (the layer and regularisation
+    fixed at the fit's choice)."""
+    family = family or settings.family("linear")
     rng = np.random.default_rng(settings.seed + 1)
     n = len(truth)
     out = []
@@ -274,7 +446,7 @@ def learning_curve(
             train_rows, test = order[:k], order[k:]
             if len(set(truth[train_rows].tolist())) < 2:
                 continue
-            head = train(shape, states[train_rows], truth[train_rows], c, _at(soft, train_rows))
+            head = family.train(shape, states[train_rows], truth[train_rows], c, _at(soft, train_rows))
             accuracies.append(_accuracy(row_probabilities(shape, head, states[test]), truth[test]))
         if accuracies:
             out.append({"labels": k, "accuracy": float(np.mean(accuracies)), "draws": len(accuracies)})

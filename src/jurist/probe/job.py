@@ -19,7 +19,7 @@ from jurist.errors import InputError
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge
 from jurist.labels.source import LabelSource
-from jurist.models.probe_head import ProbeHead, ProbeModel
+from jurist.models.probe_head import FORMAT, FORMAT_HIDDEN, HiddenLayer, ProbeHead, ProbeModel
 from jurist.probe.cost import COST_ROWS, measure_costs
 from jurist.probe.examples import examples, preference_examples
 from jurist.probe.features import default_layers, engine_states, extract
@@ -144,7 +144,13 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         scale=tuple(result.head.scale.tolist()),
         coef=tuple(tuple(row) for row in result.head.coef.tolist()),
         intercept=tuple(result.head.intercept.tolist()),
+        hidden=tuple(
+            HiddenLayer(weights=tuple(tuple(r) for r in w.tolist()), bias=tuple(b.tolist()))
+            for w, b in result.head.hidden
+        ),
+        format=FORMAT_HIDDEN if result.head.hidden else FORMAT,
         fit={
+            "head": result.family,
             "c": result.c,
             "layers_tried": list(tried),
             "labels": source,

@@ -69,6 +69,12 @@ def format_fit(report: Mapping[str, Any], output: str) -> str:
     for name, found in (report.get("feature_passes") or {}).items():
         speed = f", {found['rows_per_s']:.2f} rows/s" if found.get("rows_per_s") else " (from the cache)"
         lines.append(f"feature pass ({name}, layers {found['layers']}): {found['rows']} rows{speed}")
+    families = report.get("head_families")
+    if families:
+        lines.append(
+            f"head: {families['kept']} ({families['measure']} in nested cross-validation: linear "
+            f"{families['linear']:.3f}, MLP of {families['mlp_units']} units {families['mlp']:.3f})"
+        )
     cost = report.get("cost")
     if cost:
         shares = ", ".join(f"{k}: {v['of_teacher']:.2f}" for k, v in cost["by_layer"].items())

@@ -45,7 +45,7 @@ class Probe(Scoring):
         assert path is not None  # problem_with refuses a PROBE judge without a head
         self.path = str(Path(path).resolve())
         self.head, self.sha256 = read_head(path)
-        self.linear = self.head.linear  # the head's arrays, built once: every answer is read through them
+        self.arrays = self.head.arrays  # the head's arrays, built once: every answer is read through them
 
     @classmethod
     def problem_with(cls, config: JudgeConfig) -> str | None:
@@ -76,7 +76,7 @@ class Probe(Scoring):
             )
         import numpy as np
 
-        logprobs = self.linear.log_probabilities(np.asarray(answer.values, dtype=np.float64)[None, :])[0]
+        logprobs = self.arrays.log_probabilities(np.asarray(answer.values, dtype=np.float64)[None, :])[0]
         scores = {label: float(logprobs[k]) for k, label in enumerate(self.head.labels)}
         return parts.reader.read_labels(LabelScores(scores, "stop", answer.prompt_tokens))
 
