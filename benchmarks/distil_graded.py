@@ -27,6 +27,10 @@ pairs (238 rows) held out (seed 0).
    rows' states), beside the length rule fitted the same way.
 5. Cost per row in one run, the held-out rows one judge after another: the teacher in LOGPROBS, each head
    in PROBE, the prompted 0.5B in LOGPROBS (rows/s from their run summaries, engine start not counted).
+6. A cascade toward the teacher, each head first: the threshold a cascade calibrates for agreement 0.9 and
+   0.95 (delta 0.1) on the first 100 held-out rows (the teacher's grades as labels; the same rule
+   ``jurist bench --cascade`` applies), then on the other 138 the share the head decides, the agreement
+   with the teacher and the cost per row from step 5's rows/s.
 
 Every step's output is kept in ``--work`` and reused; ``--fresh-costs`` reruns step 5's timed runs.
 """
@@ -130,20 +134,18 @@ def states_of(name: str, head: Path, rows: list[dict[str, Any]], teacher: Path, 
 
 def mlp_head(shape: Any, states: np.ndarray, truth: np.ndarray, soft: Any) -> dict[str, Any]:
     """An MLP head at the student's layer (64 units on the state's 64 principal components), its L2
-    strength chosen by 5-fold cross-validation on the fit rows alone (the targets' log-likelihood), beside
-    the linear head's score on the same folds; fitted on every fit row."""
+    strength chosen by 5-fold cross-validation on the fit rows alone (the targets' log-likelihood); fitted
+    on every fit row."""
     from jurist.probe.fit import FitSettings, choose, train_mlp
 
     settings = FitSettings(inner_folds=5, mlp_units=64, seed=0)
     mlp = settings.family("mlp")
     _, alpha, grid = choose(shape, states[:, :, None], truth, settings, np.random.default_rng(0), soft, mlp)
-    _, _, linear = choose(shape, states[:, :, None], truth, settings, np.random.default_rng(0), soft)
     return {
         "head": train_mlp(shape, states, truth, alpha, 64, soft, seed=0),
         "alpha": alpha,
-        "cv_log_likelihood": {"mlp": {str(a): v for (_, a), v in grid.items()},
-                              "linear": {str(c): v for (_, c), v in linear.items()}},
-    }  # fmt: skip
+        "cv_log_likelihood": {str(a): v for (_, a), v in grid.items()},
+    }
 
 
 def expected_grade(probs: np.ndarray, scores: tuple[float, ...]) -> np.ndarray:
@@ -207,6 +209,49 @@ def length_scores(
 
 def source_of(row: dict[str, Any]) -> str:
     return SOURCES.get(row["set"], "LLMBar adversarial")
+
+
+def cascade(
+    head_run: Path, teacher_run: Path, held: list[dict[str, Any]], rates: dict[str, Any], name: str
+) -> dict[str, Any]:
+    """The head first, the teacher where the head is unsure, at agreement targets 0.9 and 0.95 (delta 0.1):
+    the confidence threshold a cascade calibrates (:func:`jurist.stats.selective.choose_threshold` on the
+    head's label confidence against the teacher's grade, the first 100 held-out rows), then on the other
+    rows the share the head decides, the cascade's agreement with the teacher's grade and its cost per row
+    from the measured rows/s (the head on every row, the teacher on the rest)."""
+    from jurist.stats.selective import choose_threshold
+
+    head = {r["row_id"]: r for r in pq.read_table(head_run).to_pylist()}
+    teacher = {r["row_id"]: r[f"{COLUMN}.judgment"] for r in pq.read_table(teacher_run).to_pylist()}
+    ids = [r["id"] for r in held]
+    calibration, evaluated = ids[:100], ids[100:]
+
+    def confidence(i: str) -> float:
+        return float(head[i][f"{COLUMN}.judgment_confidence"])
+
+    def agrees(i: str) -> bool:
+        return bool(head[i][f"{COLUMN}.judgment"] == teacher[i])
+
+    out: dict[str, Any] = {"calibration_rows": len(calibration), "evaluated_rows": len(evaluated)}
+    head_cost, teacher_cost = 1 / rates[name], 1 / rates["teacher"]
+    for target in (0.9, 0.95):
+        chosen = choose_threshold(
+            [confidence(i) for i in calibration], [agrees(i) for i in calibration], target, 0.1
+        )
+        threshold = chosen.threshold
+        decided = [i for i in evaluated if threshold is not None and confidence(i) >= threshold]
+        right = sum(agrees(i) for i in decided) + (len(evaluated) - len(decided))
+        cost = head_cost + (1 - len(decided) / len(evaluated)) * teacher_cost
+        out[str(target)] = {
+            "certified": threshold is not None,
+            "threshold": threshold,
+            "head_decides": round(len(decided) / len(evaluated), 4),
+            "agreement_with_teacher": round(right / len(evaluated), 4),
+            "agreement_ci95": wilson(right, len(evaluated)),
+            "cost_per_row_of_teacher": round(cost / teacher_cost, 4),
+        }
+    out["head_agreement_on_calibration"] = round(sum(agrees(i) for i in calibration) / len(calibration), 4)
+    return out  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ the study
@@ -339,6 +384,10 @@ def main() -> None:
             if rate and rates["teacher"]
         },
         "note": "one run after another on the same rows; engine start-up not counted (run summaries)",
+    }
+    results["cascade"] = {
+        name: cascade(work / f"held_{name}.parquet", work / "held_teacher.parquet", held, rates, name)
+        for name in STUDENTS
     }
     results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     write(results, args.out)
