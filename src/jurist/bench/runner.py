@@ -47,7 +47,7 @@ from jurist.scoring import MODES as SCORING_MODES
 SCORING = {kind.bench_name: mode.value for mode, kind in SCORING_MODES.items()}
 """Each scoring mode as ``--modes`` names it (generation, logprobs, probe) -> ``judge_params.scoring``."""
 MODES = (*SCORING, "reward")
-PREFILL_ONLY = ("reward", *(kind.bench_name for kind in SCORING_MODES.values() if kind.reads_labels))
+PREFILL_ONLY = ("reward", *(kind.bench_name for mode, kind in SCORING_MODES.items() if mode.reads_labels))
 """Modes that decode nothing: a valid row is an ok row with a score."""
 
 

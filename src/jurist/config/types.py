@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -79,11 +81,17 @@ class ScoringMode(_UpperEnum):
 
     @property
     def reads_labels(self) -> bool:
-        """Whether the judge reads a label distribution after one prefill, as the mode's class declares it
-        (:data:`jurist.scoring.MODES`: LOGPROBS and PROBE do)."""
-        from jurist.scoring import MODES  # the modes build on the config: imported when asked
+        """Whether the judge reads a label distribution after one prefill, as each mode declares it in
+        :data:`READS_LABELS` (LOGPROBS and PROBE do)."""
+        return READS_LABELS[self]
 
-        return MODES[self].reads_labels
+
+READS_LABELS: Mapping[ScoringMode, bool] = MappingProxyType(
+    {ScoringMode.GENERATE: False, ScoringMode.LOGPROBS: True, ScoringMode.PROBE: True}
+)
+"""Each scoring mode's declaration: whether its judgment is a label distribution read after one prefill (the
+config rules for label judgments, the judge kinds and ``jurist bench`` follow it). A new mode declares
+itself here."""
 
 
 class StrictModel(BaseModel):

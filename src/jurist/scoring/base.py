@@ -59,9 +59,6 @@ class Scoring:
     """What the engine must be able to do besides generating (None: generation only)."""
     reads: ClassVar[str] = "the model's answer"
     """What the mode reads, in words, for messages."""
-    reads_labels: ClassVar[bool] = False
-    """Whether the judgment comes from a label distribution read after one prefill (what the config checks
-    and the judge kinds ask through :attr:`~jurist.config.types.ScoringMode.reads_labels`)."""
     bench_name: ClassVar[str]
     """The mode as ``jurist bench --modes`` names it."""
 
@@ -72,6 +69,12 @@ class Scoring:
     def problem_with(cls, config: JudgeConfig) -> str | None:
         """What is wrong with a config in this mode (None: nothing)."""
         return None
+
+    @property
+    def reads_labels(self) -> bool:
+        """Whether the judgment comes from a label distribution read after one prefill (as the mode declares
+        it: :data:`jurist.config.types.READS_LABELS`)."""
+        return self.mode.reads_labels
 
     @property
     def generates(self) -> bool:

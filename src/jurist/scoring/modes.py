@@ -31,7 +31,6 @@ class Logprobs(Scoring):
     mode = ScoringMode.LOGPROBS
     capability = "label_scores"
     reads = "label probabilities after one prefill"
-    reads_labels = True
     bench_name = "logprobs"
 
     def engine_use(self) -> EngineUse:

@@ -36,7 +36,6 @@ class Probe(Scoring):
     keys = ("probe",)
     capability = "hidden_states"
     reads = "the model's hidden states"
-    reads_labels = True
     bench_name = "probe"
 
     def __init__(self, config: JudgeConfig) -> None:
