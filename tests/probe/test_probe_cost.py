@@ -1,7 +1,8 @@
 """Early-exit students (``jurist probe fit --max-cost``) through scripted engines: the cost of each layer
 measured against the whole model in LOGPROBS, shallowest first and no deeper than the budget; the head fitted
-on the layers within it, every state read through the engine; the refusal when none is within it. The same
-route on the real vLLM engine is in test_probe_engine.py (slow tier)."""
+on the layers within it, every state read through the engine; the refusal when none is within it; and an
+MLP reward head refused up front. The same route on the real vLLM engine is in test_probe_engine.py (slow
+tier)."""
 
 from __future__ import annotations
 
@@ -133,3 +134,15 @@ def test_an_early_exit_fit_reads_every_state_through_the_engine(tmp_path: Path) 
     with pytest.raises(InputError, match=r"no layer judges within --max-cost 0.05: the shallowest tried, 1"):
         fit_probe(too_tight)
     assert not (tmp_path / "none.json").exists()
+
+
+def test_a_reward_head_with_an_mlp_is_refused_before_any_row_is_read(tmp_path: Path) -> None:
+    job = ProbeFit(
+        config="generic/safety",
+        input=tmp_path / "not-there.jsonl",
+        output=tmp_path / "head.json",
+        pairs="pair",
+        settings=FitSettings(mlp_units=8),
+    )
+    with pytest.raises(InputError, match=r"a reward head \(--pairs\) is linear"):
+        fit_probe(job)

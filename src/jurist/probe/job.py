@@ -61,6 +61,8 @@ class ProbeFit:
 
 def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
     """Fit a head as ``job`` says, write it to ``job.output`` and return it with the fit's report."""
+    if job.pairs is not None and job.settings.mlp_units is not None:  # refused before any row is read
+        raise InputError("--mlp fits labels or label distributions; a reward head (--pairs) is linear")
     overrides = {**job.overrides, "judge_params.scoring": "LOGPROBS", "judge_params.probe": None}
     judge = Judge(load_judge_config(job.config, overrides))
     rows = read_input(job.input).rows()
