@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import shlex
 import subprocess
 import sys
@@ -51,7 +50,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from common import RESULTS, header, write
-from distil_recipe import LARGE, SMALL, response_rows, wilson, write_jsonl
+from distil_recipe import LARGE, SMALL, response_rows, split, wilson, write_jsonl
 
 JUDGE = "corpus/response_quality"
 COLUMN = "response_quality"
@@ -61,7 +60,7 @@ ENGINE = [
     "--inference_config.engine_params.gpu_memory_utilization",
     "0.2",
 ]
-FIT_PAIRS, CURVE = 500, (50, 150, 500)
+CURVE = (50, 150, 500)
 KEEP_RATES = (0.1, 0.3, 0.5)
 STUDENTS: dict[str, dict[str, Any]] = {
     "early_exit": {"model": LARGE, "fit": ["--max-cost", "0.4", "--layers", "4,7,10,14"]},
@@ -276,12 +275,7 @@ def main() -> None:
         },
     }
     rows = response_rows()
-    pairs = sorted({r["pair"] for r in rows})
-    random.Random(0).shuffle(pairs)
-    fit_pairs, held_pairs = pairs[:FIT_PAIRS], set(pairs[FIT_PAIRS:])
-    order = {p: i for i, p in enumerate(fit_pairs)}
-    fit_rows = sorted((r for r in rows if r["pair"] in order), key=lambda r: (order[r["pair"]], r["side"]))
-    held = [r for r in rows if r["pair"] in held_pairs]
+    _, _, fit_rows, held = split(rows)
     all_path = write_jsonl(work / "rows.jsonl", rows)
     fit_path, held_path = write_jsonl(work / "fit.jsonl", fit_rows), write_jsonl(work / "held.jsonl", held)
     results["split"] = {"fit_rows": len(fit_rows), "held_rows": len(held), "seed": 0}

@@ -86,6 +86,21 @@ def response_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def split(
+    rows: list[dict[str, Any]],
+) -> tuple[list[str], list[str], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The pairs shuffled with seed 0: the first FIT_PAIRS to fit on, the rest held out; the fit rows in
+    the shuffled pairs' order (a then b, so the first k pairs are the learning curve's), the held-out rows
+    in the sets' order."""
+    pairs = sorted({r["pair"] for r in rows})
+    random.Random(0).shuffle(pairs)
+    fit_pairs, held_pairs = pairs[:FIT_PAIRS], pairs[FIT_PAIRS:]
+    order = {p: i for i, p in enumerate(fit_pairs)}
+    fit_rows = sorted((r for r in rows if r["pair"] in order), key=lambda r: (order[r["pair"]], r["side"]))
+    held = [r for r in rows if r["pair"] in set(held_pairs)]
+    return fit_pairs, held_pairs, fit_rows, held
+
+
 def jurist(*args: str) -> float:
     """Run a jurist command; its wall time in seconds."""
     started = time.perf_counter()
@@ -219,12 +234,7 @@ def main() -> None:
         "student": f"{SMALL} / {JUDGE} / PROBE",
     }
     rows = response_rows()
-    pairs = sorted({r["pair"] for r in rows})
-    random.Random(0).shuffle(pairs)
-    fit_pairs, held_pairs = pairs[:FIT_PAIRS], pairs[FIT_PAIRS:]
-    order = {p: i for i, p in enumerate(fit_pairs)}
-    fit_rows = sorted((r for r in rows if r["pair"] in order), key=lambda r: (order[r["pair"]], r["side"]))
-    held = [r for r in rows if r["pair"] in set(held_pairs)]
+    fit_pairs, held_pairs, fit_rows, held = split(rows)
     preferred = {r["pair"]: r["side"] for r in rows if r["preferred"]}
     all_path, fit_path = write_jsonl(work / "rows.jsonl", rows), write_jsonl(work / "fit.jsonl", fit_rows)
     held_path = write_jsonl(work / "held.jsonl", held)
