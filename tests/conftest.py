@@ -36,6 +36,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # Ray binds its nodes to the box's interface address unless told this is not a cluster machine (a variable
 # Ray's own constants read): every Ray node the tests start listens on loopback only.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+# No usage stats from the tests' Ray (offline anyway): with them on, a Ray Data pipeline run in a test worker
+# leaves Ray Data's metrics poller thread running there for good, and with it beside, that worker's later
+# ast.parse (the architecture tests) once failed with "AST constructor recursion depth mismatch": CPython
+# 3.11.7 counts AST recursion per interpreter, not per thread (gh-106905, fixed in later releases).
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 
 MODEL_FIXTURES = ("tiny_model_dir", "smollm2_dir")

@@ -190,7 +190,14 @@ def test_a_dying_ray_actor_is_restarted_and_its_unit_judged_again(tmp_path: Path
     out = tmp_path / "out"
     here = Path(__file__).parent
     env = {"PYTHONPATH": f"{here}:{here.parent}:{here.parents[1] / 'src'}", "JURIST_TEST_DIE_AFTER": "25"}
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    # "local": a new instance, not a cluster another test may be running on this machine
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": env},
+    )
     try:
         # every actor process dies on its 26th request: 5 units of 10 rows on 2 actors, so one actor takes a
         # third unit and dies in it; Ray restarts it and runs that unit again

@@ -34,8 +34,10 @@ from jurist.io.units import Unit
 
 
 def connect(address: str | None, runtime_env: Mapping[str, Any] | None = None) -> Any:
-    """Ray, initialised here if it is not yet: ``None``/``local`` starts a local instance, ``auto`` joins
-    this machine's cluster, anything else is a cluster address."""
+    """Ray, initialised here if it is not yet: ``local`` starts a new local instance (even where this machine
+    already runs a cluster), ``auto`` joins this machine's cluster, ``None`` follows Ray's own rule
+    (``RAY_ADDRESS``, else this machine's latest cluster, else a new instance), anything else is a cluster
+    address."""
     try:
         import ray
     except ImportError as exc:
@@ -44,11 +46,11 @@ def connect(address: str | None, runtime_env: Mapping[str, Any] | None = None) -
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if runtime_env:
             kwargs["runtime_env"] = dict(runtime_env)
-        target = None if address in (None, "", "local") else address
+        target = address or None
         try:
             ray.init(address=target, **kwargs)
         except Exception as exc:
-            raise BackendError(f"could not reach Ray at {target or 'a new local instance'}: {exc}") from exc
+            raise BackendError(f"could not reach Ray at {target or 'its default address'}: {exc}") from exc
     return ray
 
 
