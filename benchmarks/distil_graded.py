@@ -13,6 +13,9 @@ pairs (238 rows) held out (seed 0).
      that judge in PROBE for at most 0.4 of the teacher's time per row, timed here (``--max-cost 0.4``);
    - the 0.5B: a head on Qwen2.5-Coder-0.5B's state (its own layers, within its own LOGPROBS time).
    Both choose the layer on a 300-row pilot and read every state through vLLM's pooling runner.
+   - the 0.5B on pooled features at that layer (18): the mean of the states of the response's tokens
+     (``--pool mean``), and that mean after the last token's state (``--pool last_mean``), every token's
+     state from the pooling runner.
 3. On the 238 held-out rows, against the teacher's expected grade: Spearman's rho (Fisher-z interval), and at
    keep rates of 10, 30 and 50 % of rows the F1 of the keep class and the precision of the kept rows
    (bootstrap and Wilson intervals; with both sides keeping the same number of rows the two are equal), for
@@ -62,9 +65,14 @@ ENGINE = [
 ]
 CURVE = (50, 150, 500)
 KEEP_RATES = (0.1, 0.3, 0.5)
+PILOT = ["--pilot", "300"]
 STUDENTS: dict[str, dict[str, Any]] = {
-    "early_exit": {"model": LARGE, "fit": ["--max-cost", "0.4", "--layers", "4,7,10,14"]},
-    "student_0.5b": {"model": SMALL, "fit": ["--max-cost", "1.0", "--layers", "12,18"]},
+    "early_exit": {"model": LARGE, "fit": ["--max-cost", "0.4", "--layers", "4,7,10,14", *PILOT]},
+    "student_0.5b": {"model": SMALL, "fit": ["--max-cost", "1.0", "--layers", "12,18", *PILOT]},
+    # pooled features at the layer the 0.5B's pilot chose: the mean over the response's tokens, alone and
+    # after the last token's state
+    "student_0.5b_mean": {"model": SMALL, "fit": ["--layers", "18", "--pool", "mean"]},
+    "student_0.5b_last_mean": {"model": SMALL, "fit": ["--layers", "18", "--pool", "last_mean"]},
 }
 SOURCES = {"Natural": "LLMBar natural", "MT-Bench": "MT-Bench"}  # every other set: LLMBar adversarial
 
@@ -97,7 +105,7 @@ def fit_student(work: Path, name: str, fit_path: Path, teacher: Path) -> dict[st
         command = [
             sys.executable, "-m", "jurist", "probe", "fit", "-c", JUDGE, "-i", str(fit_path),
             "-o", str(head), "--model", STUDENTS[name]["model"], "--id-column", "id",
-            "--verdicts", str(teacher), "--pilot", "300", "--json", *STUDENTS[name]["fit"], *ENGINE,
+            "--verdicts", str(teacher), "--json", *STUDENTS[name]["fit"], *ENGINE,
         ]  # fmt: skip
         report.write_text(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
     return {"path": head, "report": json.loads(report.read_text())}
@@ -114,7 +122,7 @@ def states_of(name: str, head: Path, rows: list[dict[str, Any]], teacher: Path, 
     from jurist.labels.source import LabelSource
     from jurist.models.probe_head import load_head
     from jurist.probe.examples import examples
-    from jurist.probe.features import engine_states
+    from jurist.probe.features import Feature, engine_states
 
     settings = {
         "judge_params.scoring": "LOGPROBS",
@@ -127,8 +135,9 @@ def states_of(name: str, head: Path, rows: list[dict[str, Any]], teacher: Path, 
     found = examples(judge, rows, labels)
     if len(found.truth) != len(rows):
         raise SystemExit(f"{len(rows) - len(found.truth)} rows have no teacher grade: {found.skipped}")
-    layer = load_head(head).layer
-    return found, engine_states(judge, found, layer, cache).states[:, :, 0]
+    fitted = load_head(head)
+    feature = Feature.of(fitted.pooling, fitted.pooled_field, judge, rows)
+    return found, engine_states(judge, found, fitted.layer, cache, feature=feature).states[:, :, 0]
 
 
 def mlp_head(shape: Any, states: np.ndarray, truth: np.ndarray, soft: Any) -> dict[str, Any]:

@@ -19,6 +19,9 @@ from typing import Any, ClassVar, Literal
 
 FinishReason = Literal["stop", "length", "too_long", "error"]
 Capability = Literal["label_scores", "hidden_states", "rewards"]
+Pooling = Literal["last", "mean", "last_mean"]
+"""Which tokens' states make a prompt's feature: its last token's; the mean over one text's tokens (a
+response's, say: :class:`StateRequest`'s ``text``); or both, the last token's first (twice the width)."""
 """What an engine can do besides generating: score labels after a prefill, give a prompt's last hidden state
 at a layer, run a sequence-classification (reward) model. The engine table says which engines can
 (:data:`jurist.backends.registry.ENGINES`)."""
@@ -30,16 +33,20 @@ class EngineUse:
     (:mod:`jurist.scoring`), never by a config file: ``label_scores`` (a judge reads label probabilities: the
     output projection runs in float32 where the engine can) and ``hidden_states_layer`` (a judge reads
     prompts' last hidden states after this many transformer layers: the engine may load the model cut
-    there, for hidden states only)."""
+    there, for hidden states only) and ``token_states`` (a judge reads pooled states, which need every
+    token's state from the engine)."""
 
     label_scores: bool = False
     hidden_states_layer: int | None = None
+    token_states: bool = False
 
     def merged(self, other: EngineUse) -> EngineUse:
         """The use of an engine that serves both (their hidden-state layers must agree: they share the key
         of one engine)."""
         return EngineUse(
-            self.label_scores or other.label_scores, self.hidden_states_layer or other.hidden_states_layer
+            self.label_scores or other.label_scores,
+            self.hidden_states_layer or other.hidden_states_layer,
+            self.token_states or other.token_states,
         )
 
 
@@ -204,11 +211,15 @@ class StateRequest:
     """Ask for the hidden state of a prompt's last token after ``layer`` transformer layers (1 = the first
     layer's output), passed through the model's final norm, as vLLM's pooling runner returns it for a model
     cut after that layer (LAST pooling, no normalisation). The prompt is the chat template's, then
-    ``answer_prefix`` (the assistant's turn begun, as a :class:`LabelRequest` reads its labels after it)."""
+    ``answer_prefix`` (the assistant's turn begun, as a :class:`LabelRequest` reads its labels after it).
+    ``pooling`` other than ``last`` asks for the mean of the states of ``text``'s tokens (where it last
+    occurs in the prompt), alone or after the last token's state."""
 
     messages: tuple[Message, ...]
     layer: int
     answer_prefix: str = ""
+    pooling: Pooling = "last"
+    text: str = ""
 
     method: ClassVar[str] = "hidden_states"
     action: ClassVar[str] = "read hidden states"
@@ -217,8 +228,8 @@ class StateRequest:
 
 @dataclass(frozen=True)
 class HiddenState:
-    """The answer to a :class:`StateRequest`: ``values``, a float32 vector of the model's hidden size (a NumPy
-    array), or None; ``finish_reason`` as for :class:`Completion`."""
+    """The answer to a :class:`StateRequest`: ``values``, a float32 vector of the model's hidden size (twice
+    it for ``last_mean`` pooling; a NumPy array), or None; ``finish_reason`` as for :class:`Completion`."""
 
     values: Any
     finish_reason: FinishReason = "stop"

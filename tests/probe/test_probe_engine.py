@@ -212,3 +212,66 @@ def test_an_early_exit_head_is_timed_fitted_and_judged_on_vllm(
     )  # fmt: skip
     assert judged.returncode == 0, judged.stderr
     assert {r["pref.status"] for r in pq.read_table(out).to_pylist()} == {"ok"}
+
+
+POINTWISE_YAML = """\
+name: good
+judge_params:
+  prompt_template: |
+    Request: {request}
+    Response: {response}
+    Is the response good?
+  judgment_type: BOOL
+inference_config:
+  engine: VLLM
+  model:
+    model_max_length: 512
+    torch_dtype_str: float32
+"""
+
+
+@pytest.mark.slow
+def test_a_pooled_head_is_fitted_through_vllm_and_judged_alike_on_vllm_and_native(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """``probe fit --pool last_mean``: every state through vLLM's pooling runner (every token's state, the
+    response's mean beside the last token's), a format-3 head twice the model's width; PROBE judging with it
+    on vLLM and on transformers (the same states reached two ways) gives the same probabilities."""
+    config = tmp_path / "good.yaml"
+    config.write_text(POINTWISE_YAML, encoding="utf-8")
+    rng = random.Random(5)
+    rows = []
+    for index in range(40):
+        response = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))
+        label = "Yes" if "good" in response else "No"
+        rows.append({"id": f"r{index}", "request": f"Say {index}", "response": response, "label": label})
+    train, test = write(tmp_path / "train.jsonl", rows[:32]), write(tmp_path / "test.jsonl", rows[32:])
+    head = tmp_path / "pooled.json"
+    done = jurist(
+        "probe", "fit", "-c", config, "-i", train, "-o", head, "--model", tiny_model_dir,
+        "--label-column", "label", "--folds", "3", "--layers", "1", "--pool", "last_mean", "--json",
+        "--inference_config.engine_params.gpu_memory_utilization", "0.05",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert set(report["feature_passes"]) == {"engine"} and report["feature_passes"]["engine"]["rows"] == 32
+    fitted = load_head(head)
+    assert (fitted.format, fitted.pooling, fitted.pooled_field) == (
+        "jurist-probe-head/3",
+        "last_mean",
+        "response",
+    )
+    assert fitted.feature_size == 2 * 128 and len(fitted.mean) == 256
+    probabilities = {}
+    vllm = ("--inference_config.engine_params.gpu_memory_utilization", "0.05")
+    for engine, extra in (("VLLM", vllm), ("NATIVE", ("--inference_config.engine", "NATIVE"))):
+        out = tmp_path / f"{engine}.parquet"
+        judged = jurist(
+            "judge", "dataset", "-c", config, "-i", test, "-o", out, "--model", tiny_model_dir,
+            "--judge_params.scoring", "PROBE", "--judge_params.probe", head, "-q", *extra,
+        )  # fmt: skip
+        assert judged.returncode == 0, judged.stderr
+        table = pq.read_table(out).to_pylist()
+        assert len(table) == 8 and {r["good.status"] for r in table} == {"ok"}
+        probabilities[engine] = [r["good.judgment_p.Yes"] for r in table]
+    assert probabilities["NATIVE"] == pytest.approx(probabilities["VLLM"], abs=2e-3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast, get_args
 
 import typer
 
@@ -14,6 +14,7 @@ from jurist.cli.console import run_console
 from jurist.cli.options import IdColumnOpt, JsonOpt, ModelOpt, VerboseOpt, label_options
 from jurist.errors import JuristError
 from jurist.labels.source import LabelSource
+from jurist.records import Pooling
 
 app = typer.Typer(help="Probe heads: judges that learn from labels.", no_args_is_help=True)
 
@@ -68,6 +69,18 @@ def fit(
     cost_rows: Annotated[
         int, typer.Option(min=1, help="Rows each pass is timed on for --max-cost (after 4 warm-up rows).")
     ] = 32,
+    pool: Annotated[
+        str,
+        typer.Option(
+            help="The feature: 'last', the last token's state; 'mean', the mean of the states of one "
+            "template field's tokens (--pool-field, default response); or 'last_mean', both. A pooled "
+            "feature is read through the judge's engine (on vLLM, every token's state from its pooling "
+            "runner).",
+        ),
+    ] = "last",
+    pool_field: Annotated[
+        str | None, typer.Option(help="The template field whose tokens --pool mean averages.")
+    ] = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -90,6 +103,8 @@ def fit(
         chosen = tuple(int(x) for x in layers.split(",")) if layers else None
     except ValueError:
         fail(JuristError(f"--layers: comma-separated layer numbers, not {layers!r}"))
+    if pool not in get_args(Pooling):
+        fail(JuristError(f"--pool: one of {', '.join(get_args(Pooling))}, not {pool!r}"))
     job = ProbeFit(
         config=config[0],
         input=input,
@@ -104,6 +119,8 @@ def fit(
         pilot=pilot,
         max_cost=max_cost,
         cost_rows=cost_rows,
+        pooling=cast(Pooling, pool),
+        pooled_field=pool_field,
     )
     log = output.with_name(output.name + ".log")  # the libraries' logs, as a run keeps them beside its output
     try:

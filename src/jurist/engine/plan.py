@@ -24,9 +24,11 @@ from jurist.records import ConstraintKind
 
 def backend_key(config: InferenceConfig) -> str:
     """Judges whose inference configs agree on everything but sampling share one backend (one engine), unless
-    one reads hidden states after a layer: its engine may hold the model cut there."""
+    one reads hidden states after a layer (its engine may hold the model cut there) or pooled states (its
+    engine gives every token's)."""
     key = config.model_dump(mode="json", exclude={"generation"})
     key["hidden_states_layer"] = config.use.hidden_states_layer
+    key["token_states"] = config.use.token_states
     return json.dumps(key, sort_keys=True)
 
 

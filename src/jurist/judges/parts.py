@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
+from typing import Any
 
 from jurist.answer.fields import OutputField
 from jurist.answer.reading import AnswerReader, Reading
@@ -111,10 +112,13 @@ class JudgeParts:
         return self._constraints[key]
 
     def request(
-        self, messages: tuple[Message, ...], kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS
+        self,
+        messages: tuple[Message, ...],
+        kinds: Sequence[ConstraintKind] = ALL_CONSTRAINT_KINDS,
+        row: Mapping[str, Any] | None = None,
     ) -> Request:
-        """The request for rendered messages, as the scoring mode makes it."""
-        return self.scoring.request(self, messages, kinds)
+        """The request for messages rendered from ``row``, as the scoring mode makes it."""
+        return self.scoring.request(self, messages, kinds, row)
 
     def read(self, answer: Answer) -> Reading:
         """An answer to :meth:`request`, read as the scoring mode reads it."""

@@ -92,7 +92,7 @@ class PointwiseJudge(OneCallKind):
         if self.samples > 1:
             requests = tuple(self.parts.generation_request(messages, kinds, k) for k in range(self.samples))
             return Step(requests, self.finish)
-        return Step((self.parts.request(messages, kinds),), self.finish)
+        return Step((self.parts.request(messages, kinds, row),), self.finish)
 
     def finish(self, answers: Sequence[Answer]) -> JudgeOutput:
         """The row's output from its answer (with repeated samples: from their vote)."""

@@ -14,7 +14,9 @@ A head file (JSON) records what it may be used with: the model (its name and wei
 the judge's prompt and answer fingerprints, and how it was fitted (label source, rows, cross-validated
 metrics). :meth:`ProbeHead.check_model` and :meth:`ProbeHead.check_judge` refuse any other, naming both. Its
 ``format`` says which heads a reader must understand: ``jurist-probe-head/1`` a linear head (what every
-jurist since heads began reads), ``jurist-probe-head/2`` one with hidden layers; a format this jurist does
+jurist since heads began reads), ``jurist-probe-head/2`` one with hidden layers, ``jurist-probe-head/3``
+one whose feature is pooled (``pooling``: the mean of the states of one template field's tokens, the
+response's say, named by ``pooled_field``, alone or after the last token's state); a format this jurist does
 not know is refused, naming it.
 """
 
@@ -33,12 +35,23 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jurist.errors import ConfigError
+from jurist.records import Pooling
 from jurist.stats.share import Share
 
 FORMAT = "jurist-probe-head/1"
 """A linear head's format."""
 FORMAT_HIDDEN = "jurist-probe-head/2"
 """The format of a head with hidden layers (a reader of format 1 alone would misread it: it refuses it)."""
+FORMAT_POOLED = "jurist-probe-head/3"
+"""The format of a head on a pooled feature, with hidden layers or without (older readers refuse it)."""
+FORMATS = (FORMAT, FORMAT_HIDDEN, FORMAT_POOLED)
+
+
+def head_format(hidden: bool, pooling: Pooling) -> str:
+    """The format a head is written in: the oldest that can hold it."""
+    if pooling != "last":
+        return FORMAT_POOLED
+    return FORMAT_HIDDEN if hidden else FORMAT
 
 
 @dataclass(frozen=True)
@@ -103,6 +116,10 @@ class ProbeHead(BaseModel):
     format: str = FORMAT
     model: ProbeModel
     layer: int = Field(ge=1, description="Transformer layers run: the feature is the output of the last.")
+    pooling: Pooling = "last"
+    pooled_field: str | None = Field(
+        default=None, description="The judge's template field whose tokens a pooled feature averages."
+    )
     judge: str
     prompt_fingerprint: str
     answer_fingerprint: str
@@ -117,19 +134,23 @@ class ProbeHead(BaseModel):
 
     @model_validator(mode="after")
     def _shapes(self) -> ProbeHead:
-        size = self.model.hidden_size
-        wanted = FORMAT_HIDDEN if self.hidden else FORMAT
-        if self.format not in (FORMAT, FORMAT_HIDDEN):
+        size = self.feature_size
+        wanted = head_format(bool(self.hidden), self.pooling)
+        if self.format not in FORMATS:
             raise ValueError(
-                f"format {self.format!r} is not one this jurist reads ({FORMAT!r}, {FORMAT_HIDDEN!r}): "
+                f"format {self.format!r} is not one this jurist reads ({', '.join(map(repr, FORMATS))}): "
                 "a newer jurist wrote it; upgrade jurist, or fit the head again"
             )
         if self.format != wanted:
-            raise ValueError(f"a head {'with' if self.hidden else 'without'} hidden layers is {wanted!r}")
+            kind = f"a head {'with' if self.hidden else 'without'} hidden layers"
+            pooled = f" on a {self.pooling}-pooled feature" if self.pooling != "last" else ""
+            raise ValueError(f"{kind}{pooled} is {wanted!r}")
+        if (self.pooling == "last") != (self.pooled_field is None):
+            raise ValueError("pooled_field names the field a pooled feature averages, and only then")
         if self.layer > self.model.num_layers:
             raise ValueError(f"layer {self.layer} of a model with {self.model.num_layers} layers")
         if len(self.mean) != size or len(self.scale) != size:
-            raise ValueError(f"mean and scale need {size} values (the hidden size)")
+            raise ValueError(f"mean and scale need {size} values (the feature's width)")
         width = size
         for number, layer in enumerate(self.hidden):
             if any(len(row) != width for row in layer.weights) or len(layer.bias) != len(layer.weights):
@@ -142,6 +163,12 @@ class ProbeHead(BaseModel):
         if any(s <= 0 for s in self.scale):
             raise ValueError("scale values must be positive")
         return self
+
+    @property
+    def feature_size(self) -> int:
+        """The feature's width: the hidden size, twice it when the last token's state and the mean are
+        both read."""
+        return self.model.hidden_size * (2 if self.pooling == "last_mean" else 1)
 
     # --------------------------------------------------------------------------------- scoring
     @property
@@ -157,7 +184,7 @@ class ProbeHead(BaseModel):
         )
 
     def log_probabilities(self, features: Any) -> np.ndarray:
-        """Per-label log-probabilities (rows x labels) of a (rows x hidden size) array of features."""
+        """Per-label log-probabilities (rows x labels) of a (rows x feature size) array of features."""
         return self.arrays.log_probabilities(features)
 
     @property

@@ -19,7 +19,8 @@ from typing import Any
 from jurist.errors import InputError
 from jurist.judges.judge import Judge
 from jurist.probe.examples import Examples
-from jurist.records import EngineUse, LabelRequest, StateRequest
+from jurist.probe.features import Feature
+from jurist.records import EngineUse
 
 COST_ROWS = 32
 """Rows each pass is timed on (after :data:`WARM_ROWS`): enough for the engine to batch as a run does."""
@@ -65,33 +66,35 @@ def measure_costs(
     budget: float | None,
     rows: int = COST_ROWS,
     factory: Callable[[Any], Any] | None = None,
+    feature: Feature | None = None,
 ) -> Costs:
     """Time the teacher and PROBE at ``layers`` (shallowest first, stopping past ``budget``) on the first
-    ``rows`` example rows (see the module docstring). ``factory``: what makes a backend from an inference
-    config (default :func:`jurist.backends.create_backend`)."""
+    ``rows`` example rows (see the module docstring), PROBE reading ``feature`` (default: the last token's
+    state). ``factory``: what makes a backend from an inference config (default
+    :func:`jurist.backends.create_backend`)."""
     from jurist.backends import create_backend
 
-    flat = [request for row in found.requests[: WARM_ROWS + rows] for request in row]
-    per_row = found.shape.prompts_per_row
-    warm, timed = flat[: WARM_ROWS * per_row], flat[WARM_ROWS * per_row :]
-    if not timed:
+    if len(found.truth) <= WARM_ROWS:
         raise InputError(f"measuring the cost per row needs more than {WARM_ROWS} labelled rows")
+    warm_rows = found.subset(range(WARM_ROWS))
+    timed_rows = found.subset(range(WARM_ROWS, min(len(found.truth), WARM_ROWS + rows)))
+    warm = [request for row in warm_rows.requests for request in row]
+    timed = [request for row in timed_rows.requests for request in row]
+    per_row = found.shape.prompts_per_row
+    feature = feature or Feature()
     make = factory or create_backend
     config = judge.config.inference_config
     counted = len(timed) // per_row
     teacher = _seconds(make(config.model_copy(update={"use": EngineUse(label_scores=True)})), warm, timed)
     measured: dict[int, float] = {}
     for layer in sorted(set(layers)):
-        use = EngineUse(hidden_states_layer=layer)
+        use = EngineUse(hidden_states_layer=layer, token_states=feature.pooling != "last")
         backend = make(config.model_copy(update={"use": use}))
-        measured[layer] = _seconds(backend, _states(warm, layer), _states(timed, layer)) / counted
+        states = feature.requests(warm_rows, layer), feature.requests(timed_rows, layer)
+        measured[layer] = _seconds(backend, *states) / counted
         if budget is not None and measured[layer] / (teacher / counted) > budget:
             break
     return Costs(counted, teacher / counted, measured, budget)
-
-
-def _states(requests: Sequence[LabelRequest], layer: int) -> list[StateRequest]:
-    return [StateRequest(r.messages, layer, r.answer_prefix) for r in requests]
 
 
 def _seconds(backend: Any, warm: Sequence[Any], timed: Sequence[Any]) -> float:

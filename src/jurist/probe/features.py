@@ -11,11 +11,12 @@ instead of running the model.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ import numpy as np
 from jurist.errors import InputError
 from jurist.judges.judge import Judge
 from jurist.probe.examples import Examples
-from jurist.records import LabelRequest
+from jurist.records import LabelRequest, Pooling, StateRequest
 
 logger = logging.getLogger("jurist")
 
@@ -139,6 +140,43 @@ def _key(weights: str | None, judge: Judge, layers: tuple[int, ...], ids: Sequen
 
 
 @dataclass(frozen=True)
+class Feature:
+    """What a head reads of each prompt: the last token's state (``pooling`` last), or the mean over the
+    tokens of the template field ``field`` (alone, or after the last token's state); ``texts`` holds that
+    field's text by input row position."""
+
+    pooling: Pooling = "last"
+    field: str | None = None
+    texts: Mapping[int, str] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, pooling: Pooling, name: str | None, judge: Judge, rows: Sequence[Mapping[str, Any]]
+    ) -> Feature:
+        """The feature ``pooling`` names over ``name`` (default: the judge's ``response`` field), checked
+        against the judge's template."""
+        if pooling == "last":
+            return cls()
+        fields = sorted(judge.prompt.required_fields)
+        name = name or ("response" if "response" in fields else None)
+        if name is None or name not in fields:
+            raise InputError(
+                f"--pool {pooling} averages one of the judge's template fields ({', '.join(fields)}): "
+                f"{'name it with --pool-field' if name is None else f'not {name!r}'}"
+            )
+        texts = {i: "" if row.get(name) is None else str(row.get(name)) for i, row in enumerate(rows)}
+        return cls(pooling, name, texts)
+
+    def requests(self, found: Examples, layer: int) -> list[StateRequest]:
+        """The state requests of every prompt of ``found`` (rows in order) after ``layer``."""
+        return [
+            StateRequest(r.messages, layer, r.answer_prefix, self.pooling, self.texts.get(position, ""))
+            for position, row in zip(found.positions, found.requests, strict=True)
+            for r in row
+        ]
+
+
+@dataclass(frozen=True)
 class EngineStates:
     """Every example prompt's state after one layer, read through the judge's engine: ``states`` (rows x
     prompts x 1 x hidden size), the prompts run now (the others came from the cache) and the seconds they
@@ -150,30 +188,39 @@ class EngineStates:
 
 
 def engine_states(
-    judge: Judge, found: Examples, layer: int, cache: Path, chunk: int = 256, factory: Any = None
+    judge: Judge,
+    found: Examples,
+    layer: int,
+    cache: Path,
+    chunk: int = 256,
+    factory: Any = None,
+    feature: Feature | None = None,
 ) -> EngineStates:
     """The state after ``layer`` of every prompt of ``found``, through the hidden-state path of the engine
     the judge names (:class:`~jurist.records.StateRequest`: on vLLM, the pooling runner on the model cut
-    after ``layer``), ``chunk`` prompts at a time. Each chunk is kept in ``cache`` (a folder) as soon as it
-    is done, under a hash of the model, the judge's prompt and answer, the layer and the chunk's prompts, so
-    a run stopped part way resumes where it stopped and a second fit on the same rows runs nothing. An
+    after ``layer``), pooled as ``feature`` says (default: the last token's), ``chunk`` prompts at a time.
+    Each chunk is kept in ``cache`` (a folder) as soon as it is done, under a hash of the model, the judge's
+    prompt and answer, the layer and the chunk's requests (with their pooling), so a run stopped part way
+    resumes where it stopped and a second fit on the same rows runs nothing. An
     engine that answers a prompt with no state (longer than its context, say) stops the pass, naming the
     input row. ``factory``: what makes the backend (default :func:`jurist.backends.create_backend`)."""
     from jurist.backends import create_backend
     from jurist.backends.base import call
-    from jurist.records import EngineUse, HiddenState, StateRequest
+    from jurist.records import EngineUse, HiddenState
 
     per_row = found.shape.prompts_per_row
-    requests = [StateRequest(r.messages, layer, r.answer_prefix) for row in found.requests for r in row]
+    requests = (feature or Feature()).requests(found, layer)
     config = judge.config.inference_config
-    config = config.model_copy(update={"use": EngineUse(hidden_states_layer=layer)})
+    use = EngineUse(hidden_states_layer=layer, token_states=(feature or Feature()).pooling != "last")
+    config = config.model_copy(update={"use": use})
     identity = [config.model.model_name, config.model.revision, judge.prompt_hash, judge.schema_hash, layer]
     cache.mkdir(parents=True, exist_ok=True)
     backend, parts, run, seconds = None, [], 0, 0.0
     try:
         for start in range(0, len(requests), chunk):
             batch = requests[start : start + chunk]
-            digest = hashlib.sha256(json.dumps([identity, [repr(r) for r in batch]]).encode()).hexdigest()
+            keys = [_chunk_key(r) for r in batch]
+            digest = hashlib.sha256(json.dumps([identity, keys]).encode()).hexdigest()
             path = cache / f"states-{digest[:24]}.npy"
             if path.is_file():
                 parts.append(np.load(path, allow_pickle=False))
@@ -197,3 +244,14 @@ def engine_states(
             backend.close()
     states = np.concatenate(parts).reshape(len(found.requests), per_row, 1, -1)
     return EngineStates(states, run, seconds)
+
+
+def _chunk_key(request: StateRequest) -> str:
+    """A request as a chunk's cache key holds it: a last-token request as before pooling existed (a cache
+    written then is read still), a pooled one with its pooling and text."""
+    if request.pooling == "last":
+        return (
+            f"StateRequest(messages={request.messages!r}, layer={request.layer!r}, "
+            f"answer_prefix={request.answer_prefix!r})"
+        )
+    return repr(request)

@@ -19,11 +19,12 @@ from jurist.errors import InputError
 from jurist.io.readers import read_input
 from jurist.judges.judge import Judge
 from jurist.labels.source import LabelSource
-from jurist.models.probe_head import FORMAT, FORMAT_HIDDEN, HiddenLayer, ProbeHead, ProbeModel
+from jurist.models.probe_head import HiddenLayer, ProbeHead, ProbeModel, head_format
 from jurist.probe.cost import COST_ROWS, measure_costs
 from jurist.probe.examples import examples, preference_examples
-from jurist.probe.features import default_layers, engine_states, extract
+from jurist.probe.features import Feature, default_layers, engine_states, extract
 from jurist.probe.fit import FitSettings, accuracy_by_layer, choose, fit
+from jurist.records import Pooling
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,10 @@ class ProbeFit:
     on the model cut there), chunked and cached beside the head. ``max_cost``: an early-exit student,
     whose layers are those of the judge's own model that judge in PROBE for at most that share of the judge's
     LOGPROBS time per row (:mod:`.cost`, measured on ``cost_rows`` rows); every state then comes through the
-    engine (the pilot's at each such layer), none from transformers."""
+    engine (the pilot's at each such layer), none from transformers. ``pooling``: the feature, the last
+    token's state or the mean over the tokens of the template field ``pooled_field`` (default ``response``),
+    alone or after it (a pointwise judge's head on labels or label distributions); a pooled feature comes
+    through the engine alone, as an early exit's does."""
 
     config: str
     input: Path
@@ -54,6 +58,8 @@ class ProbeFit:
     pilot: int | None = None
     max_cost: float | None = None
     cost_rows: int = COST_ROWS
+    pooling: Pooling = "last"
+    pooled_field: str | None = None
     factory: Callable[[Any], Any] | None = None
     """What makes the engine's backends from an inference config (default
     :func:`jurist.backends.create_backend`): the states' and the cost's passes."""
@@ -63,20 +69,28 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
     """Fit a head as ``job`` says, write it to ``job.output`` and return it with the fit's report."""
     if job.pairs is not None and job.settings.mlp_units is not None:  # refused before any row is read
         raise InputError("--mlp fits labels or label distributions; a reward head (--pairs) is linear")
+    if job.pairs is not None and job.pooling != "last":
+        raise InputError(f"--pool {job.pooling} fits labels or label distributions, not pairs (--pairs)")
     overrides = {**job.overrides, "judge_params.scoring": "LOGPROBS", "judge_params.probe": None}
     judge = Judge(load_judge_config(job.config, overrides))
     rows = read_input(job.input).rows()
+    feature = Feature.of(job.pooling, job.pooled_field, judge, rows)
     labels, source = _labels(job, rows)
     if job.pairs is not None:
         found = preference_examples(judge, rows, [row.get(job.pairs) for row in rows], labels)
     else:
         found = examples(judge, rows, labels)
+    if feature.pooling != "last" and found.shape.kind != "pointwise":
+        raise InputError(
+            f"--pool {feature.pooling} averages one response's tokens: it fits a pointwise judge, and "
+            f"{judge.name!r} is a {found.shape.kind} judge"
+        )
     pilot = (
         found if job.pilot is None else found.subset(_pilot_rows(len(found.truth), job.pilot, job.settings))
     )
     stored = job.output.with_name(job.output.name + ".states")  # the engine's states, chunked
     extra: dict[str, Any] = {}
-    if job.max_cost is None:
+    if job.max_cost is None and feature.pooling == "last":
         backend = _backend(judge, job.batch_size)
         try:
             layers = job.layers or default_layers(int(backend.text_config.num_hidden_layers))
@@ -90,21 +104,22 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
             backend.close()
         model, states, own, tried = feats.model, feats.states, feats.own, feats.layers
         extra["prompt_tokens_per_row"] = float(feats.tokens.mean())
-    else:  # an early-exit student: the layers within the budget, every state through the engine
+    else:  # an early exit (the layers within the budget) or a pooled feature: every state through the engine
         model = engine_model(judge)
-        candidates = job.layers or default_layers(model["num_layers"])
-        costs = measure_costs(judge, found, candidates, job.max_cost, job.cost_rows, job.factory)
-        extra["cost"] = costs.as_dict()
-        tried = costs.affordable
-        if not tried:
-            shallowest = min(costs.layers)
-            raise InputError(
-                f"no layer judges within --max-cost {job.max_cost}: the shallowest tried, {shallowest}, "
-                f"costs {costs.ratio(shallowest):.2f} of the teacher's time per row here; give shallower "
-                "--layers or a larger budget"
-            )
+        tried = tuple(sorted(set(job.layers or default_layers(model["num_layers"]))))
+        if job.max_cost is not None:
+            costs = measure_costs(judge, found, tried, job.max_cost, job.cost_rows, job.factory, feature)
+            extra["cost"] = costs.as_dict()
+            tried = costs.affordable
+            if not tried:
+                shallowest = min(costs.layers)
+                raise InputError(
+                    f"no layer judges within --max-cost {job.max_cost}: the shallowest tried, {shallowest}, "
+                    f"costs {costs.ratio(shallowest):.2f} of the teacher's time per row here; give shallower "
+                    "--layers or a larger budget"
+                )
         own = None
-        reads = [engine_states(judge, pilot, layer, stored, factory=job.factory) for layer in tried]
+        reads = [engine_states(judge, pilot, k, stored, factory=job.factory, feature=feature) for k in tried]
         states = np.concatenate([read.states for read in reads], axis=2)
         run = max(read.run for read in reads) // found.shape.prompts_per_row  # rows, each at every layer
         passes = {
@@ -118,7 +133,7 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         rng = np.random.default_rng(job.settings.seed)
         li, _, grid = choose(pilot.shape, states, pilot.truth, job.settings, rng, pilot.soft)
         layer = tried[li]
-        read = engine_states(judge, found, layer, stored, factory=job.factory)
+        read = engine_states(judge, found, layer, stored, factory=job.factory, feature=feature)
         passes["engine"] = _pass(read.run // found.shape.prompts_per_row, (layer,), read.seconds)
         result = fit(found, read.states, None, (layer,), job.settings)
         by_layer = accuracy_by_layer(grid, tried, job.settings.cs)
@@ -138,6 +153,8 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
     head = ProbeHead(
         model=ProbeModel(**model),
         layer=result.layer,
+        pooling=feature.pooling,
+        pooled_field=feature.field,
         judge=judge.name,
         prompt_fingerprint=judge.prompt_hash,
         answer_fingerprint=judge.schema_hash,
@@ -150,9 +167,10 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
             HiddenLayer(weights=tuple(tuple(r) for r in w.tolist()), bias=tuple(b.tolist()))
             for w, b in result.head.hidden
         ),
-        format=FORMAT_HIDDEN if result.head.hidden else FORMAT,
+        format=head_format(bool(result.head.hidden), feature.pooling),
         fit={
             "head": result.family,
+            "feature": feature.pooling,
             "c": result.c,
             "layers_tried": list(tried),
             "labels": source,
@@ -199,8 +217,8 @@ def engine_model(judge: Judge) -> dict[str, Any]:
     folder = Path(resolved.path)
     if not (folder / "config.json").is_file():
         raise InputError(
-            f"{resolved.label}: an early-exit head (--max-cost) cuts the model, which needs it as a local "
-            "folder (download it first, then name the folder)"
+            f"{resolved.label}: an early-exit head (--max-cost) or a pooled one (--pool) reads the model "
+            "cut, which needs it as a local folder (download it first, then name the folder)"
         )
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     text = config.get("text_config", config)

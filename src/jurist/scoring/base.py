@@ -34,6 +34,8 @@ from jurist.records import (
 
 Messages = tuple[Message, ...]
 Kinds = Sequence[ConstraintKind]
+Row = Mapping[str, Any] | None
+"""The input row a prompt was rendered from, where the judge kind passes it (None: not given)."""
 
 
 class Parts(Protocol):
@@ -85,8 +87,8 @@ class Scoring:
         """What the judge asks of its engine besides generation."""
         return EngineUse(label_scores=self.config.judge_params.label_probabilities)
 
-    def request(self, parts: Parts, messages: Messages, kinds: Kinds) -> Request:
-        """The request for a rendered prompt."""
+    def request(self, parts: Parts, messages: Messages, kinds: Kinds, row: Row = None) -> Request:
+        """The request for a prompt rendered from ``row``."""
         return parts.generation_request(messages, kinds)
 
     def read(self, parts: Parts, answer: Answer) -> Reading:

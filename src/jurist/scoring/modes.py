@@ -11,7 +11,7 @@ from jurist.records import (
     LabelScores,
     Request,
 )
-from jurist.scoring.base import Kinds, Messages, Parts, Scoring
+from jurist.scoring.base import Kinds, Messages, Parts, Row, Scoring
 
 
 class Generate(Scoring):
@@ -36,7 +36,7 @@ class Logprobs(Scoring):
     def engine_use(self) -> EngineUse:
         return EngineUse(label_scores=True)
 
-    def request(self, parts: Parts, messages: Messages, kinds: Kinds) -> Request:
+    def request(self, parts: Parts, messages: Messages, kinds: Kinds, row: Row = None) -> Request:
         return parts.label_request(messages)
 
     def read(self, parts: Parts, answer: Answer) -> Reading:

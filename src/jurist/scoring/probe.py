@@ -3,7 +3,9 @@ from the model's hidden state of the prompt LOGPROBS reads its labels after.
 
 The head file is read once, when the judge is built, and checked against the judge's prompt, answer format
 and labels; the engine is asked for the prompts' last hidden states after the head's layer (a
-:class:`~jurist.records.StateRequest`), so it may load the model cut there and decode nothing; the head turns
+:class:`~jurist.records.StateRequest`; for a pooled head, the mean over its field's tokens in the row's
+prompt, alone or after the last token's state), so it may load the model cut there and decode nothing; the
+head turns
 each state into the labels' log-probabilities, read as LOGPROBS' are. Once the engine has loaded, the head is
 checked against its model (weights fingerprint and layer count), naming both.
 """
@@ -26,7 +28,7 @@ from jurist.records import (
     Request,
     StateRequest,
 )
-from jurist.scoring.base import Kinds, Messages, Parts, Scoring
+from jurist.scoring.base import Kinds, Messages, Parts, Row, Scoring
 
 
 class Probe(Scoring):
@@ -59,11 +61,16 @@ class Probe(Scoring):
         return None
 
     def engine_use(self) -> EngineUse:
-        return EngineUse(hidden_states_layer=self.head.layer)
+        return EngineUse(hidden_states_layer=self.head.layer, token_states=self.head.pooling != "last")
 
-    def request(self, parts: Parts, messages: Messages, kinds: Kinds) -> Request:
+    def request(self, parts: Parts, messages: Messages, kinds: Kinds, row: Row = None) -> Request:
         labels = parts.label_request(messages)
-        return StateRequest(labels.messages, self.head.layer, labels.answer_prefix)
+        head = self.head
+        text = ""
+        if head.pooled_field is not None and row is not None:  # a pooled head averages that field's tokens
+            value = row.get(head.pooled_field)
+            text = "" if value is None else str(value)
+        return StateRequest(labels.messages, head.layer, labels.answer_prefix, head.pooling, text)
 
     def read(self, parts: Parts, answer: Answer) -> Reading:
         if not isinstance(answer, HiddenState):
@@ -94,6 +101,8 @@ class Probe(Scoring):
                 "path": self.path,
                 "sha256": self.sha256,
                 "layer": head.layer,
+                "pooling": head.pooling,
+                "pooled_field": head.pooled_field,
                 "model": head.model.name,
                 "weights": head.model.weights,
                 "labels": head.fit.get("labels"),
@@ -109,7 +118,9 @@ class Probe(Scoring):
         head = self.head
         accuracy = head.accuracy
         fitted = f", cross-validated accuracy {100 * accuracy:.1f} %" if accuracy is not None else ""
+        feature = {"last": "", "mean": " (the mean over", "last_mean": " (the last token and the mean over"}
+        pooled = f"{feature[head.pooling]} {head.pooled_field}'s tokens)" if head.pooled_field else ""
         return (
-            f"probe head {self.config.judge_params.probe}: layer {head.layer} of {head.model.name} "
+            f"probe head {self.config.judge_params.probe}: layer {head.layer}{pooled} of {head.model.name} "
             f"(weights {head.model.weights}), fitted on {head.fit.get('rows')} rows{fitted}"
         )

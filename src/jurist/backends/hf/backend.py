@@ -48,13 +48,14 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from jurist.backends.hf.labels import forward_step, head_for, label_scores
 from jurist.backends.hf.loading import load_native
 from jurist.backends.hf.params import DEFAULT_BATCH_SIZE
 from jurist.backends.hf.plugins import BatchKey, Penalties, RegexMask, SeededSampler, StopStrings
-from jurist.backends.hf.states import last_states
+from jurist.backends.hf.states import last_states, token_states
 from jurist.backends.hf.vocab import token_bytes
 from jurist.backends.local.chat import ChatRenderer
 from jurist.backends.local.states import hidden_states
@@ -287,17 +288,16 @@ class TransformersBackend:
         )
 
     def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
-        """Each prompt's last-token state after its request's layer
+        """Each prompt's last-token state after its request's layer, or its pooled state
         (:func:`jurist.backends.local.states.hidden_states`)."""
         if self._model is None:
             raise BackendError("the transformers backend is closed")
-        return hidden_states(
-            requests,
-            self._chat.prompt,
-            self._encode_text,
-            self.context_length,
-            lambda prompts, layer: self.states(prompts, [layer])[0][:, 0],
+        every = partial(
+            token_states, self._model, pad_id=self._pad_id, batch_size=self.batch_size, device=self.device
         )
+        last = lambda prompts, layer: self.states(prompts, [layer])[0][:, 0]  # noqa: E731
+        context = self.context_length
+        return hidden_states(requests, self._chat.prompt, self._encode_text, context, last, None, every)
 
     def prompt_ids(self, requests: Sequence[LabelRequest]) -> list[list[int] | str]:
         """The token ids of label requests' prompts (chat template, then answer prefix), or why not."""

@@ -7,7 +7,8 @@ left-padded with positions counted from each prompt's own start, as label scorin
 (:mod:`jurist.backends.hf.labels`). The model runs only up to the highest asked layer when it keeps its layers
 in ``model.layers`` (Llama, Qwen, Mistral, ...): the layers above are left out of the pass. Optionally the
 next-token log-probabilities at the last position (the model's own label distribution, from the same pass,
-when every layer runs) are returned too.
+when every layer runs) are returned too. :func:`token_states` gives every token's state at one layer, which
+pooled features (the mean over a response's tokens) are taken from.
 """
 
 from __future__ import annotations
@@ -73,6 +74,36 @@ def last_states(
     finally:
         cut.restore()
     return states, logprobs
+
+
+def token_states(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    layer: int,
+    *,
+    pad_id: int,
+    batch_size: int,
+    device: str = "cpu",
+) -> list[Any]:
+    """Every token's state at ``layer`` (``norm(hidden_states[layer])``, as :func:`last_states` gives the last
+    token's), one float32 array (tokens x hidden size) per prompt, in prompt order."""
+    import torch
+
+    norm = final_norm(model)
+    cut = _cut_layers(model, layer)
+    out: list[Any] = [None] * len(prompts)
+    try:
+        for batch, inputs in padded_batches(prompts, batch_size, pad_id, device):
+            inputs["output_hidden_states"] = True
+            with torch.inference_mode():
+                hidden = model.base_model(**inputs).hidden_states
+                normed = hidden[layer] if layer == len(hidden) - 1 else norm(hidden[layer])
+                values = normed.float().cpu().numpy()
+            for row, i in enumerate(batch):
+                out[i] = values[row, values.shape[1] - len(prompts[i]) :]  # left-padded: the prompt's own
+    finally:
+        cut.restore()
+    return out
 
 
 def padded_batches(

@@ -16,9 +16,10 @@ before): here the sampling parameters, and the structured-output parameters for 
   asks for label scores and ``engine_params.head_dtype`` is auto; ``float32`` or ``model`` force either):
   from bfloat16 logits, label log-probabilities move in steps of about 1/8 nat and LOGPROBS scores tie.
 * Hidden states (``config.use.hidden_states_layer``, asked by a ``judge_params.scoring: PROBE`` judge): the
-  engine loads as a pooling model (LAST pooling, no normalisation) cut after that layer
-  (:func:`jurist.models.truncate.truncated_model`) and answers :meth:`VLLMBackend.hidden_states`
-  (:mod:`jurist.backends.local.states`); it generates nothing and scores no labels.
+  engine loads as a pooling model cut after that layer (:func:`jurist.models.truncate.truncated_model`),
+  giving the last token's state or every token's (:mod:`jurist.backends.vllm.states`), and answers
+  :meth:`VLLMBackend.hidden_states` (:mod:`jurist.backends.local.states`); it generates nothing and scores no
+  labels.
 * The compute dtype, unless the config sets one, follows the machine
   (:func:`jurist.backends.local.dtype.choose_dtype`): the model's own on a GPU; on a CPU bfloat16 only
   where the CPU has bfloat16 instructions, float32 elsewhere (vLLM's bfloat16 falls back to slow kernels
@@ -54,6 +55,7 @@ from jurist.backends.vllm.params import (
     engine_params,
     lm_head_dtype,
 )
+from jurist.backends.vllm.states import state_parts, states_pooler
 from jurist.backends.vllm.watchdog import engine_watchdog
 from jurist.config.inference import InferenceConfig
 from jurist.errors import BackendError, ConfigError
@@ -129,6 +131,7 @@ class VLLMBackend:
         model = resolved.path
         self._model_id = resolved.label
         self.states_layer = config.use.hidden_states_layer
+        self.token_states = config.use.token_states  # every token's state, for pooled features
         if self.states_layer is not None:  # hidden states: the model cut after the layer, a pooling runner
             model, pooling = truncated_model(model, self.states_layer), True
         self.structured_backend = ep.structured_outputs_backend or DEFAULT_STRUCTURED_BACKEND
@@ -150,9 +153,7 @@ class VLLMBackend:
             "disable_log_stats": False,
             "seed": 0,
             "runner": "pooling" if pooling else None,  # embeddings (:mod:`jurist.backends.vllm.embed`)
-            "pooler_config": {"pooling_type": "LAST", "use_activation": False}
-            if self.states_layer is not None
-            else None,
+            "pooler_config": states_pooler(self.token_states) if self.states_layer is not None else None,
         }
         if on_cpu:
             kwargs["kv_cache_memory_bytes"] = cpu_kv_cache_size(ep)
@@ -411,8 +412,8 @@ class VLLMBackend:
         return [r for r in results if r is not None]
 
     def hidden_states(self, requests: Sequence[StateRequest]) -> list[HiddenState]:
-        """Each prompt's last-token state after ``config.use.hidden_states_layer`` layers (where the engine
-        was cut: :func:`jurist.backends.local.states.hidden_states`)."""
+        """Each prompt's last-token state, or its pooled state, after ``config.use.hidden_states_layer``
+        layers (where the engine was cut: :func:`jurist.backends.local.states.hidden_states`)."""
         held = "none" if self.states_layer is None else f"layer {self.states_layer}'s only"
 
         def problem(layer: int) -> str | None:
@@ -422,22 +423,10 @@ class VLLMBackend:
                 else f"asked for layer {layer}'s state; this engine gives {held}"
             )
 
+        last, every = state_parts(self._llm, self.token_states)
         return hidden_states(
-            requests, self._chat.prompt, self._encode, self.max_model_len, self._last_states, problem
+            requests, self._chat.prompt, self._encode, self.max_model_len, last, problem, every
         )
-
-    def _last_states(self, prompts: list[list[int]], layer: int) -> Any:
-        """The pooled last-token states (prompts x hidden size) of an engine cut after ``layer``."""
-        import numpy as np
-        from vllm import PoolingParams
-        from vllm.inputs import TokensPrompt
-
-        outputs = self._llm.embed(
-            [TokensPrompt(prompt_token_ids=ids) for ids in prompts],
-            pooling_params=PoolingParams(use_activation=False),
-            use_tqdm=False,
-        )
-        return np.asarray([list(o.outputs.embedding) for o in outputs], dtype=np.float32)
 
     # ------------------------------------------------------------------------------------ rewards
     def score_rewards(self, requests: Sequence[RewardRequest]) -> list[RewardScores]:
