@@ -52,6 +52,8 @@ def engine_core(pid: int) -> psutil.Process | None:
 
 
 @pytest.mark.engine
+@pytest.mark.slow  # an engine process dying mid-run, exit 2 and a rerun resuming: in the default tier with a
+# data-parallel worker (test_a_dying_data_parallel_worker_stops_the_run_naming_it)
 def test_killing_vllm_s_engine_process_exits_2_and_a_rerun_completes(
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:

@@ -40,7 +40,7 @@ def jurist(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, env=env)
 
 
-@pytest.mark.parametrize("name", [SMALL, LARGE])
+@pytest.mark.parametrize("name", [SMALL, pytest.param(LARGE, marks=pytest.mark.slow)])  # the same code path
 def test_the_qwen_tokenizers_are_the_files_own(name: str) -> None:
     if not have("gguf", "transformers"):
         pytest.skip("gguf/transformers not installed")
@@ -89,6 +89,7 @@ def test_the_small_judge_from_its_file_scores_without_ties(tmp_path: pathlib.Pat
     assert info.returncode == 0
 
 
+@pytest.mark.slow  # the small judge runs from its file in the default tier (the same path, a smaller model)
 @pytest.mark.skipif(not have("vllm"), reason="vLLM not installed")
 def test_the_large_judge_runs_from_its_file(tmp_path: pathlib.Path) -> None:
     source = fetched(LARGE)

@@ -255,6 +255,7 @@ def test_a_pooled_head_is_fitted_through_vllm_and_judged_alike_on_vllm_and_nativ
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert set(report["feature_passes"]) == {"engine"} and report["feature_passes"]["engine"]["rows"] == 32
+    assert report["feature"] == {"pooling": "last_mean", "field": "response"}
     fitted = load_head(head)
     assert (fitted.format, fitted.pooling, fitted.pooled_field) == (
         "jurist-probe-head/3",

@@ -36,7 +36,8 @@ class ProbeFit:
     positions: :class:`~jurist.labels.source.LabelSource`). ``pairs``: a column naming each row's
     preference pair, which fits a reward head on those pairs (each row one response; its label says whether
     people preferred it). ``pilot``: choose the layer on that many rows with the multi-layer transformers
-    pass, then read every row's state at that layer through the judge's engine (on vLLM, its pooling runner
+    pass (through the engine, a layer at a time, for an early exit or a pooled feature), then read every
+    row's state at that layer through the judge's engine (on vLLM, its pooling runner
     on the model cut there), chunked and cached beside the head. ``max_cost``: an early-exit student,
     whose layers are those of the judge's own model that judge in PROBE for at most that share of the judge's
     LOGPROBS time per row (:mod:`.cost`, measured on ``cost_rows`` rows); every state then comes through the
@@ -144,6 +145,7 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         "labels": source,
         "objective": "preference pairs" if job.pairs else objective,
         "feature_passes": passes,
+        "feature": {"pooling": feature.pooling, "field": feature.field},
         "judge": judge.name,
         "model": model,
         "kind": found.shape.kind,

@@ -20,9 +20,11 @@ def _line(name: str, found: Mapping[str, Any] | None) -> str | None:
 def format_fit(report: Mapping[str, Any], output: str) -> str:
     """What ``jurist probe fit`` prints."""
     model = report.get("model") or {}
+    feature = report.get("feature") or {}
+    pooled = f", {feature['pooling']} of {feature['field']}'s tokens" if feature.get("field") else ""
     lines = [
         f"probe head for judge {report.get('judge')!r} on {model.get('name')} "
-        f"(layer {report['layer']} of {model.get('num_layers')}, C {report['c']:g}), "
+        f"(layer {report['layer']} of {model.get('num_layers')}{pooled}, C {report['c']:g}), "
         f"fitted on {report['rows']} {'pairs' if report.get('kind') == 'preference' else 'rows'} "
         f"labelled by {report.get('labels')} ({report.get('objective', 'labels')})",
         f"accuracy on rows the head did not see ({report['folds']}-fold nested cross-validation):",
