@@ -68,18 +68,20 @@ def test_pooling_is_the_last_state_the_span_mean_or_both() -> None:
     np.testing.assert_allclose(both[4:], states[2:5].mean(axis=0), rtol=1e-6)
 
 
-def engine_parts() -> tuple[Any, Any, list[str]]:
+def engine_parts(cached: int = 0) -> tuple[Any, Any, list[str]]:
     """A scripted engine: prompts are their characters' code points; a token's state is (its code, its
-    position); ``called`` records which of the engine's passes ran."""
+    position); unless asked for the whole prompt, it leaves out the states of its first ``cached`` tokens, as
+    vLLM does for a prefix it found in its cache. ``called`` records which of its passes ran."""
     called: list[str] = []
 
     def last(prompts: list[list[int]], layer: int) -> np.ndarray:
         called.append("last")
         return np.asarray([[p[-1], len(p) - 1] for p in prompts], dtype=np.float32)
 
-    def tokens(prompts: list[list[int]], layer: int) -> list[np.ndarray]:
-        called.append("tokens")
-        return [np.asarray([[c, i] for i, c in enumerate(p)], dtype=np.float32) for p in prompts]
+    def tokens(prompts: list[list[int]], layer: int, whole: bool) -> list[np.ndarray]:
+        called.append("whole" if whole else "tokens")
+        skip = 0 if whole else cached
+        return [np.asarray([[c, i] for i, c in enumerate(p)][skip:], dtype=np.float32) for p in prompts]
 
     return last, tokens, called
 
@@ -113,6 +115,23 @@ def test_pooled_requests_read_every_token_and_last_ones_the_last_pass() -> None:
     assert without[0].values is None and "last tokens' states only" in str(without[0].error)
     too_long = hidden_states(requests[1:2], chat, codes, 5, last, token_states=tokens)
     assert too_long[0].finish_reason == "too_long"
+
+
+def test_a_cached_prefix_is_left_out_and_a_span_inside_it_is_read_again_whole() -> None:
+    """The engine leaves out the states of a cached prefix of 10 tokens: a response after it is pooled from
+    what it gave, one that begins inside it is read again whole; the values are the whole prompt's."""
+    last, tokens, called = engine_parts(cached=10)
+    requests = [
+        StateRequest((Message("user", "Response: abc!"),), 1, "", "last_mean", "abc"),  # starts at token 10
+        StateRequest((Message("user", "Resp: abcdef!"),), 1, "", "mean", "abcdef"),  # starts at token 6
+    ]
+    answers = hidden_states(requests, chat, codes, 100, last, token_states=tokens)
+    assert called == ["tokens", "whole"]
+    abc = [(ord("a") + ord("b") + ord("c")) / 3, 11.0]
+    np.testing.assert_allclose(answers[0].values, [ord("!"), 13, *abc])
+    np.testing.assert_allclose(answers[1].values, [sum(map(ord, "abcdef")) / 6, 8.5])
+    with pytest.raises(ValueError, match="tokens 6 to 10 of the span are not among the states given"):
+        pool(np.zeros((3, 2)), (6, 12), "mean", length=13)
 
 
 def pooled_head(judge: Judge, size: int = 3, **changes: Any) -> ProbeHead:

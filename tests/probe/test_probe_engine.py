@@ -217,6 +217,12 @@ def test_an_early_exit_head_is_timed_fitted_and_judged_on_vllm(
 POINTWISE_YAML = """\
 name: good
 judge_params:
+  system_instruction: >-
+    You grade one response to one request. Read the request, then the response, and decide whether the
+    response is good: it answers what was asked, it is correct, it is clear, and it says no more than the
+    request needs. A response that is short and right is good; one that is long and wrong is not. Say Yes
+    when the response is good and No when it is not. Every row shares these instructions, so an engine with
+    a prefix cache reads them once and computes each row's own tokens only.
   prompt_template: |
     Request: {request}
     Response: {response}

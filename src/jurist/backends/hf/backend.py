@@ -48,7 +48,6 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from jurist.backends.hf.labels import forward_step, head_for, label_scores
@@ -292,8 +291,8 @@ class TransformersBackend:
         (:func:`jurist.backends.local.states.hidden_states`)."""
         if self._model is None:
             raise BackendError("the transformers backend is closed")
-        every = partial(
-            token_states, self._model, pad_id=self._pad_id, batch_size=self.batch_size, device=self.device
+        every = lambda prompts, layer, _whole: token_states(  # noqa: E731 (every token's, always)
+            self._model, prompts, layer, pad_id=self._pad_id, batch_size=self.batch_size, device=self.device
         )
         last = lambda prompts, layer: self.states(prompts, [layer])[0][:, 0]  # noqa: E731
         context = self.context_length

@@ -17,9 +17,11 @@ from jurist.records import HiddenState, Message, Pooling, StateRequest
 
 States = Callable[[list[list[int]], int], Any]
 """The engine's part: token ids of prompts and a layer -> an array (prompts x hidden size) of their states."""
-TokenStates = Callable[[list[list[int]], int], Sequence[Any]]
-"""The engine's part for pooled requests: token ids of prompts and a layer -> each prompt's states of all its
-tokens (an array, tokens x hidden size, per prompt)."""
+TokenStates = Callable[[list[list[int]], int, bool], Sequence[Any]]
+"""The engine's part for pooled requests: token ids of prompts, a layer and ``whole`` -> each prompt's states
+of its tokens (an array, tokens x hidden size, per prompt): every token's when ``whole``, else at least those
+past the prefix the engine found in its cache (the states of a cached prefix are not computed again, so an
+array may hold only the prompt's last tokens)."""
 
 
 def text_span(
@@ -51,15 +53,19 @@ def _shared(ids: Sequence[int], prefix: Sequence[int]) -> int:
     return count
 
 
-def pool(tokens: Any, span: tuple[int, int] | None, pooling: Pooling) -> Any:
-    """A prompt's feature from its tokens' states (tokens x hidden size): the last token's, the mean over
-    ``span``, or both (the last token's first), as float32."""
+def pool(tokens: Any, span: tuple[int, int] | None, pooling: Pooling, length: int | None = None) -> Any:
+    """A prompt's feature from the states of its last tokens (tokens x hidden size; all ``length`` of them
+    when None): the last token's, the mean over ``span`` (counted in the whole prompt), or both (the last
+    token's first), as float32."""
     import numpy as np
 
     states = np.asarray(tokens, dtype=np.float32)
     if pooling == "last" or span is None:
         return states[-1]
-    mean = states[span[0] : span[1]].mean(axis=0, dtype=np.float64).astype(np.float32)
+    skipped = 0 if length is None else length - len(states)
+    if span[0] < skipped:
+        raise ValueError(f"tokens {span[0]} to {skipped} of the span are not among the states given")
+    mean = states[span[0] - skipped : span[1] - skipped].mean(axis=0, dtype=np.float64).astype(np.float32)
     return mean if pooling == "mean" else np.concatenate([states[-1], mean])
 
 
@@ -108,11 +114,28 @@ def hidden_states(
         prompts = [list(p) for p in distinct]
         if pooled:
             assert token_states is not None  # a pooled request without them is an error above
-            found = token_states(prompts, layer)
+            starts = [min(spans[i][0] for i in indexes) for indexes in distinct.values()]
+            found = _pooled_states(token_states, prompts, layer, starts)
         else:
             found = states(prompts, layer)
         for row, (tokens, indexes) in enumerate(distinct.items()):
             for index in indexes:
-                value = pool(found[row], spans[index], requests[index].pooling) if pooled else found[row]
+                if pooled:
+                    value = pool(found[row], spans[index], requests[index].pooling, len(tokens))
+                else:
+                    value = found[row]
                 results[index] = HiddenState(value, "stop", prompt_tokens=len(tokens))
     return [r if r is not None else HiddenState(None, "error", error="not run") for r in results]
+
+
+def _pooled_states(
+    token_states: TokenStates, prompts: list[list[int]], layer: int, starts: list[int]
+) -> list[Any]:
+    """Each prompt's token states, read past the engine's cached prefix; a prompt whose span begins (at
+    ``starts[row]``) inside that prefix (a response the engine has read before, say) is read again whole."""
+    found = list(token_states(prompts, layer, False))
+    short = [row for row, prompt in enumerate(prompts) if starts[row] < len(prompt) - len(found[row])]
+    if short:
+        for row, whole in zip(short, token_states([prompts[r] for r in short], layer, True), strict=True):
+            found[row] = whole
+    return found

@@ -23,13 +23,13 @@ def state_parts(llm: Any, every_token: bool) -> tuple[States, TokenStates | None
     if not every_token:
         return lambda prompts, layer: last_states(llm, prompts), None
 
-    def every(prompts: list[list[int]], layer: int) -> list[Any]:
-        return token_states(llm, prompts)
+    def every(prompts: list[list[int]], layer: int, whole: bool) -> list[Any]:
+        return token_states(llm, prompts, whole)
 
     def last(prompts: list[list[int]], layer: int) -> Any:
         import numpy as np
 
-        return np.stack([states[-1] for states in every(prompts, layer)])
+        return np.stack([states[-1] for states in every(prompts, layer, False)])
 
     return last, every
 
@@ -48,15 +48,18 @@ def last_states(llm: Any, prompts: list[list[int]]) -> Any:
     return np.asarray([list(o.outputs.embedding) for o in outputs], dtype=np.float32)
 
 
-def token_states(llm: Any, prompts: list[list[int]]) -> list[Any]:
-    """Every token's state, one float32 array (tokens x hidden size) per prompt."""
+def token_states(llm: Any, prompts: list[list[int]], whole: bool) -> list[Any]:
+    """Token states, one float32 array (tokens x hidden size) per prompt: every token's when ``whole``, else
+    those the engine computes, past the prefix it found in its prefix cache (vLLM skips reading that cache
+    for every-token pooling unless told; a prompt sharing a judge's long instructions with the rows before it
+    then pays for its own tokens only)."""
     import numpy as np
     from vllm import PoolingParams
     from vllm.inputs import TokensPrompt
 
     outputs = llm.encode(
         [TokensPrompt(prompt_token_ids=ids) for ids in prompts],
-        pooling_params=PoolingParams(use_activation=False),
+        pooling_params=PoolingParams(use_activation=False, skip_reading_prefix_cache=whole),
         pooling_task="token_embed",
         use_tqdm=False,
     )
