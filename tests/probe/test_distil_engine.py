@@ -153,6 +153,8 @@ def test_the_engines_states_equal_transformers(work: dict[str, Any], tiny_model_
     np.testing.assert_allclose(via_engine, via_transformers, rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.slow  # Bradley-Terry on states is in the default tier (test_fit_statistics), as are the engine's
+# states (above) and PROBE judging with a head (test_probe_engine)
 def test_a_reward_head_from_pairs_scores_one_response_and_pairs_are_antisymmetric(
     work: dict[str, Any], tiny_model_dir: Path
 ) -> None:
