@@ -40,6 +40,12 @@ class EngineUse:
     hidden_states_layer: int | None = None
     token_states: bool = False
 
+    @classmethod
+    def states(cls, layer: int, pooling: Pooling) -> EngineUse:
+        """The use of an engine that gives states after ``layer``, pooled as ``pooling`` says (every token's
+        state where the feature is pooled)."""
+        return cls(hidden_states_layer=layer, token_states=pooling != "last")
+
     def merged(self, other: EngineUse) -> EngineUse:
         """The use of an engine that serves both (their hidden-state layers must agree: they share the key
         of one engine)."""

@@ -47,6 +47,13 @@ FORMAT_POOLED = "jurist-probe-head/3"
 FORMATS = (FORMAT, FORMAT_HIDDEN, FORMAT_POOLED)
 
 
+def pooled_text(row: Mapping[str, Any], field: str) -> str:
+    """The text of a row's ``field`` whose tokens a pooled feature averages, as the fit and PROBE judging
+    both read it (none: the empty text, which no prompt holds)."""
+    value = row.get(field)
+    return "" if value is None else str(value)
+
+
 def head_format(hidden: bool, pooling: Pooling) -> str:
     """The format a head is written in: the oldest that can hold it."""
     if pooling != "last":

@@ -88,7 +88,7 @@ def measure_costs(
     teacher = _seconds(make(config.model_copy(update={"use": EngineUse(label_scores=True)})), warm, timed)
     measured: dict[int, float] = {}
     for layer in sorted(set(layers)):
-        use = EngineUse(hidden_states_layer=layer, token_states=feature.pooling != "last")
+        use = EngineUse.states(layer, feature.pooling)
         backend = make(config.model_copy(update={"use": use}))
         states = feature.requests(warm_rows, layer), feature.requests(timed_rows, layer)
         measured[layer] = _seconds(backend, *states) / counted

@@ -25,6 +25,7 @@ import numpy as np
 
 from jurist.errors import InputError
 from jurist.judges.judge import Judge
+from jurist.models.probe_head import pooled_text
 from jurist.probe.examples import Examples
 from jurist.records import LabelRequest, Pooling, StateRequest
 
@@ -164,7 +165,7 @@ class Feature:
                 f"--pool {pooling} averages one of the judge's template fields ({', '.join(fields)}): "
                 f"{'name it with --pool-field' if name is None else f'not {name!r}'}"
             )
-        texts = {i: "" if row.get(name) is None else str(row.get(name)) for i, row in enumerate(rows)}
+        texts = {i: pooled_text(row, name) for i, row in enumerate(rows)}
         return cls(pooling, name, texts)
 
     def requests(self, found: Examples, layer: int) -> list[StateRequest]:
@@ -209,10 +210,10 @@ def engine_states(
     from jurist.records import EngineUse, HiddenState
 
     per_row = found.shape.prompts_per_row
-    requests = (feature or Feature()).requests(found, layer)
+    feature = feature or Feature()
+    requests = feature.requests(found, layer)
     config = judge.config.inference_config
-    use = EngineUse(hidden_states_layer=layer, token_states=(feature or Feature()).pooling != "last")
-    config = config.model_copy(update={"use": use})
+    config = config.model_copy(update={"use": EngineUse.states(layer, feature.pooling)})
     identity = [config.model.model_name, config.model.revision, judge.prompt_hash, judge.schema_hash, layer]
     cache.mkdir(parents=True, exist_ok=True)
     backend, parts, run, seconds = None, [], 0, 0.0

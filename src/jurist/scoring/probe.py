@@ -19,7 +19,7 @@ from typing import Any
 from jurist.answer.reading import Reading
 from jurist.config.models import JudgeConfig
 from jurist.config.types import ScoringMode
-from jurist.models.probe_head import read_head
+from jurist.models.probe_head import pooled_text, read_head
 from jurist.records import (
     Answer,
     EngineUse,
@@ -61,15 +61,13 @@ class Probe(Scoring):
         return None
 
     def engine_use(self) -> EngineUse:
-        return EngineUse(hidden_states_layer=self.head.layer, token_states=self.head.pooling != "last")
+        return EngineUse.states(self.head.layer, self.head.pooling)
 
     def request(self, parts: Parts, messages: Messages, kinds: Kinds, row: Row = None) -> Request:
         labels = parts.label_request(messages)
         head = self.head
-        text = ""
-        if head.pooled_field is not None and row is not None:  # a pooled head averages that field's tokens
-            value = row.get(head.pooled_field)
-            text = "" if value is None else str(value)
+        field = head.pooled_field  # a pooled head averages that field's tokens in the row
+        text = pooled_text(row, field) if field is not None and row is not None else ""
         return StateRequest(labels.messages, head.layer, labels.answer_prefix, head.pooling, text)
 
     def read(self, parts: Parts, answer: Answer) -> Reading:

@@ -96,13 +96,13 @@ def hidden_states(
         problem = layer_problem(request.layer) if layer_problem is not None else None
         pooled = request.pooling != "last"
         if pooled and problem is None:
-            if token_states is None:
+            span = text_span(text, request.text, encode, prompt) if token_states is not None else None
+            if span is None:
                 problem = f"this engine gives last tokens' states only, not {request.pooling} pooling"
+            elif isinstance(span, str):
+                problem = span
             else:
-                span = text_span(text, request.text, encode, prompt)
-                problem = span if isinstance(span, str) else None
-                if not isinstance(span, str):
-                    spans[index] = span
+                spans[index] = span
         if len(prompt) >= context_length:
             error = f"prompt has {len(prompt)} tokens; the model's context is {context_length}"
             results[index] = HiddenState(None, "too_long", prompt_tokens=len(prompt), error=error)
