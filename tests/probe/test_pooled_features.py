@@ -20,6 +20,8 @@ from jurist.errors import InputError
 from jurist.judges.judge import Judge
 from jurist.labels.source import LabelSource
 from jurist.models.probe_head import FORMAT_POOLED, ProbeHead, ProbeModel, load_head
+from jurist.probe.examples import examples, preference_examples
+from jurist.probe.features import Feature
 from jurist.probe.job import ProbeFit, fit_probe
 from jurist.records import Message, StateRequest
 
@@ -175,6 +177,31 @@ def test_a_pooled_head_is_format_3_twice_as_wide_and_a_probe_judge_asks_for_its_
     assert "the last token and the mean over response's tokens" in probe.scoring.describe()
 
 
+def test_a_pooled_reward_head_reads_each_response_of_its_pair_in_its_own_prompt(tmp_path: Path) -> None:
+    config, _ = labelled(tmp_path, GOOD)
+    judge = Judge(load_judge_config(str(config), {"judge_params.scoring": "LOGPROBS"}))
+    rows = [
+        {"request": "q1", "response": "first answer", "pair": "p", "y": "true"},
+        {"request": "q2", "response": "lone", "pair": "solo", "y": "true"},
+        {"request": "q1", "response": "second answer", "pair": "p", "y": "false"},
+        {"request": "q3", "response": "worse", "pair": "r", "y": "no"},
+        {"request": "q3", "response": "better", "pair": "r", "y": "yes"},
+    ]
+    found = preference_examples(judge, rows, [r["pair"] for r in rows], [r["y"] for r in rows])
+    assert found.members == [(0, 2), (3, 4)] and found.truth.tolist() == [0, 1]
+    assert found.skipped["not a pair"] == 1
+    feature = Feature.of("last_mean", None, judge, rows)
+    requests = feature.requests(found, 3)
+    assert [r.text for r in requests] == ["first answer", "second answer", "worse", "better"]
+    for request in requests:  # each prompt holds the text its feature averages
+        assert request.text in request.messages[-1].content and request.pooling == "last_mean"
+    later = feature.requests(found.subset([1]), 3)
+    assert [r.text for r in later] == ["worse", "better"]
+    # a pointwise judge's examples: every prompt from the example's own row
+    plain = examples(judge, rows, ["Yes"] * len(rows))
+    assert [r.text for r in feature.requests(plain, 3)] == [r["response"] for r in rows]
+
+
 def labelled(tmp_path: Path, config: dict[str, Any]) -> tuple[Path, Path]:
     path = tmp_path / "good.yaml"
     path.write_text(json.dumps(config), encoding="utf-8")
@@ -199,9 +226,6 @@ def test_the_refusals_of_a_pooled_fit_name_what_is_wrong(tmp_path: Path) -> None
         InputError, match=r"averages one of the judge's template fields \(request, response\)"
     ):
         fit_probe(job)
-    pairs = ProbeFit(**{**job.__dict__, "pairs": "pair", "input": tmp_path / "not-there.jsonl"})
-    with pytest.raises(InputError, match=r"--pool mean fits labels or label distributions, not pairs"):
-        fit_probe(pairs)
     pairwise = {
         "name": "pref",
         "judge_params": {"prompt_template": "{question}\nA: {response_a}\nB: {response_b}"},

@@ -148,7 +148,9 @@ def row_class(shape: Shape, judge: Judge, label: Any) -> int | None:
 class Examples:
     """The labelled rows a head is fitted on: their positions in the input, their prompts (rows x prompts
     per row label requests), their row-level classes, the answers' lengths for pairs, and, for soft targets,
-    each row's class distribution (rows x classes; None: the classes alone)."""
+    each row's class distribution (rows x classes; None: the classes alone). ``members``: where an example's
+    prompts come from different input rows (a preference pair's two responses), each prompt's input row
+    position; None: every prompt of an example comes from the row at its position."""
 
     shape: Shape
     positions: list[int]
@@ -157,6 +159,13 @@ class Examples:
     lengths: list[tuple[float, float] | None]
     skipped: dict[str, int]
     soft: np.ndarray | None = None
+    members: list[tuple[int, ...]] | None = None
+
+    def prompt_rows(self) -> list[tuple[int, ...]]:
+        """Each example's prompts' input row positions."""
+        if self.members is not None:
+            return self.members
+        return [(p,) * len(r) for p, r in zip(self.positions, self.requests, strict=True)]
 
     def subset(self, index: Sequence[int] | np.ndarray) -> Examples:
         """The examples at ``index`` (positions in these examples), e.g. one source's rows."""
@@ -169,6 +178,7 @@ class Examples:
             [self.lengths[i] for i in index],
             {},
             None if self.soft is None else self.soft[chosen],
+            None if self.members is None else [self.members[i] for i in index],
         )
 
 
@@ -252,6 +262,7 @@ def preference_examples(
     found = Examples(shape, [], [], np.zeros(0, dtype=int), [], {"not a pair": 0, "no preference": 0})
     found.skipped["not rendered"] = 0
     truth: list[int] = []
+    members_of: list[tuple[int, ...]] = []
     for members in grouped.values():
         flags = [_flag(preferred[i]) for i in members]
         if len(members) != 2:
@@ -265,12 +276,13 @@ def preference_examples(
             found.skipped["not rendered"] += 1
             continue
         found.positions.append(members[0])
+        members_of.append((members[0], members[1]))
         found.requests.append([sent[0][0], sent[1][0]])
         truth.append(0 if flags[0] else 1)
         sizes = [sum(len(m.content) for m in request.messages) for request in found.requests[-1]]
         found.lengths.append((float(sizes[0]), float(sizes[1])))  # the prompts differ by the response alone
     return Examples(shape, found.positions, found.requests, np.asarray(truth, dtype=int), found.lengths,
-                    found.skipped)  # fmt: skip
+                    found.skipped, members=members_of)  # fmt: skip
 
 
 def _flag(label: Any) -> bool | None:

@@ -172,8 +172,8 @@ class Feature:
         """The state requests of every prompt of ``found`` (rows in order) after ``layer``."""
         return [
             StateRequest(r.messages, layer, r.answer_prefix, self.pooling, self.texts.get(position, ""))
-            for position, row in zip(found.positions, found.requests, strict=True)
-            for r in row
+            for positions, row in zip(found.prompt_rows(), found.requests, strict=True)
+            for position, r in zip(positions, row, strict=True)
         ]
 
 

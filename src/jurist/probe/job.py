@@ -43,8 +43,8 @@ class ProbeFit:
     LOGPROBS time per row (:mod:`.cost`, measured on ``cost_rows`` rows); every state then comes through the
     engine (the pilot's at each such layer), none from transformers. ``pooling``: the feature, the last
     token's state or the mean over the tokens of the template field ``pooled_field`` (default ``response``),
-    alone or after it (a pointwise judge's head on labels or label distributions); a pooled feature comes
-    through the engine alone, as an early exit's does."""
+    alone or after it (a pointwise judge's head on labels or label distributions, or a reward head on pairs,
+    each response's own tokens); a pooled feature comes through the engine alone, as an early exit's does."""
 
     config: str
     input: Path
@@ -70,8 +70,6 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
     """Fit a head as ``job`` says, write it to ``job.output`` and return it with the fit's report."""
     if job.pairs is not None and job.settings.mlp_units is not None:  # refused before any row is read
         raise InputError("--mlp fits labels or label distributions; a reward head (--pairs) is linear")
-    if job.pairs is not None and job.pooling != "last":
-        raise InputError(f"--pool {job.pooling} fits labels or label distributions, not pairs (--pairs)")
     overrides = {**job.overrides, "judge_params.scoring": "LOGPROBS", "judge_params.probe": None}
     judge = Judge(load_judge_config(job.config, overrides))
     rows = read_input(job.input).rows()
@@ -81,7 +79,7 @@ def fit_probe(job: ProbeFit) -> tuple[ProbeHead, dict[str, Any]]:
         found = preference_examples(judge, rows, [row.get(job.pairs) for row in rows], labels)
     else:
         found = examples(judge, rows, labels)
-    if feature.pooling != "last" and found.shape.kind != "pointwise":
+    if feature.pooling != "last" and found.shape.kind == "pairwise":
         raise InputError(
             f"--pool {feature.pooling} averages one response's tokens: it fits a pointwise judge, and "
             f"{judge.name!r} is a {found.shape.kind} judge"
