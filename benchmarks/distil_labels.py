@@ -4,8 +4,8 @@
     python benchmarks/distil_graded.py --work WORK
     python benchmarks/distil_labels.py --work WORK [--out FILE]
 
-The rows: LLMBar's and MT-Bench's 1,238 responses (distil_graded.py's) and the 2,476 that SmolLM2-135M wrote
-to the same 619 instructions (generated_responses.py, four each): 3,714 responses.
+The rows: LLMBar's and MT-Bench's 1,238 responses (distil_graded.py's) and the 2,476 that Qwen2.5-Coder-0.5B
+and SmolLM2-135M wrote to the same 619 instructions (generated_responses.py, two each): 3,714 responses.
 The split is distil_graded.py's, by instruction: the 500 fit instructions' 3,000 responses to fit on, the
 other 119 instructions' 714 held out (238 of them distil_graded.py's held-out rows), so no held-out
 response shares an instruction with a fit one.
@@ -22,9 +22,9 @@ response shares an instruction with a fit one.
    expected grade, F1 of the keep class at 10, 30 and 50 %, beside the length rule (direction fitted on
    the fit rows) and the prompted 0.5B. (No MLP head here: its cross-validation on 3,000 rows takes too long
    on two cores; distil_graded.py's on 1,000 moved Spearman by +0.01 to +0.02.)
-4. Leave one source out over four: LLMBar natural, LLMBar adversarial, MT-Bench and SmolLM2's answers;
-   each held out in turn (its rows of every instruction), the head (3,000-label C) fitted on the other
-   three's rows.
+4. Leave one source out over five: LLMBar natural, LLMBar adversarial, MT-Bench, the 0.5B's answers and
+   SmolLM2's; each held out in turn (its rows of every instruction), the head (3,000-label C) fitted on the
+   other four's rows.
 5. The cascade, head first: its label is the most likely grade and its confidence that grade's probability
    (as PROBE judging writes them); the threshold :func:`jurist.stats.selective.choose_threshold` calibrates
    for agreement 0.9 and 0.95 (delta 0.1) with the teacher's most likely grade on the first 238 held-out
