@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from common import RESULTS, header, write
-from distil_graded import COLUMN, JUDGE, agreement, expected_grade, length_scores, states_of
+from distil_graded import COLUMN, JUDGE, agreement, expected_grade, judged, length_scores, states_of
 from distil_recipe import LARGE, SMALL, response_rows, split, wilson, write_jsonl
 
 CURVE = (100, 300, 1000, 3000)
@@ -72,8 +72,6 @@ def source_of(row: dict[str, Any]) -> str:
 
 def graded(work: Path, name: str, rows: Path, model: str) -> Path:
     """A ``jurist judge dataset`` run of the graded judge in LOGPROBS (reused when its results exist)."""
-    from distil_graded import judged
-
     judged(work, name, rows, model, "--judge_params.scoring", "LOGPROBS")
     return work / f"{name}.parquet"
 

@@ -276,7 +276,7 @@ def preference_examples(
             found.skipped["not rendered"] += 1
             continue
         found.positions.append(members[0])
-        members_of.append((members[0], members[1]))
+        members_of.append(tuple(members))
         found.requests.append([sent[0][0], sent[1][0]])
         truth.append(0 if flags[0] else 1)
         sizes = [sum(len(m.content) for m in request.messages) for request in found.requests[-1]]
