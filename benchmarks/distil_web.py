@@ -15,17 +15,18 @@ a fitted one.
 1. The teacher: Qwen2.5-Coder-1.5B with ``corpus/educational_value`` in LOGPROBS grades every passage; its
    expected grade is the reference, its grade distribution the soft target. The prompted 0.5B (the same
    judge in LOGPROBS) grades the held-out passages.
-2. The 0.5B's state at layer 18 (distil_graded.py's layer for this student) for every passage, the last
-   token's and ``--pool last_mean`` over the passage's tokens, through vLLM's pooling runner on the model
-   cut after that layer, as PROBE judging reads it (chunk caches in WORK).
-3. For each feature, the learning curve at 100, 300 and every fit passage: C chosen by 5-fold
+2. Each student's state for every passage (:data:`STUDENTS`): the 0.5B's at layer 18, the last token's
+   and ``--pool last_mean`` over the passage's tokens, and the teacher's own at layer 10 (an early exit),
+   through vLLM's pooling runner on the model cut after that layer, as PROBE judging reads it (chunk caches
+   in WORK).
+3. For each student, the learning curve at 100, 300 and every fit passage: C chosen by 5-fold
    cross-validation on those passages alone (grid ``CS``, the targets' log-likelihood, as ``probe fit``
    chooses it), the head fitted on them, and on the held-out passages: Spearman with the teacher's
    expected grade and F1 of the keep class at 10, 30 and 50 % (distil_graded.py's ``agreement``), beside
    the length rule (its direction fitted on the fit passages) and the prompted 0.5B.
 4. Cost per passage: the teacher's and the prompted 0.5B's rows/s from their run summaries (engine start
    not counted), the heads' from the seconds the state passes took (the same engine path PROBE judging
-   takes; the first run of this script times every passage).
+   takes; a rerun that reads a student's states from the caches keeps the cost the earlier results hold).
 """
 
 from __future__ import annotations
@@ -55,8 +56,13 @@ from distil_recipe import LARGE, SMALL, write_jsonl
 JUDGE = "corpus/educational_value"
 COLUMN = "educational_value"
 GRADES = tuple(float(g) for g in range(6))
-LAYER = 18
-FEATURES = ("last", "last_mean")
+STUDENTS: dict[str, tuple[str, int, str]] = {
+    "student_0.5b_last": (SMALL, 18, "last"),
+    "student_0.5b_last_mean": (SMALL, 18, "last_mean"),
+    "early_exit_last": (LARGE, 10, "last"),
+}
+"""Each student's model, layer and pooling: the 0.5B at layer 18 and the teacher's own layer 10, the layers
+distil_graded.py's fits chose for the response-quality teacher (the early exit's within 0.4 of its cost)."""
 CS = (0.001, 0.003, 0.01, 0.03, 0.1)
 CURVE = (100, 300)
 MIN_WORDS, MAX_WORDS = 60, 250
@@ -224,9 +230,10 @@ def judged(work: Path, name: str, rows: Path, model: str) -> dict[str, Any]:
     }
 
 
-def states(rows: list[dict[str, Any]], teacher: Path, pooling: str, cache: Path) -> tuple[Any, Any]:
-    """The passages' examples (the teacher's grade distributions as targets) and their states at
-    ``LAYER``, pooled as asked, through vLLM's pooling runner (chunk caches in ``cache``)."""
+def states(rows: list[dict[str, Any]], teacher: Path, student: str, cache: Path) -> tuple[Any, Any]:
+    """The passages' examples (the teacher's grade distributions as targets) and their states as the
+    student (:data:`STUDENTS`) reads them, through vLLM's pooling runner (chunk caches in ``cache``)."""
+    model, layer, pooling = STUDENTS[student]
     from jurist.config.loading import load_judge_config
     from jurist.judges.judge import Judge
     from jurist.labels.source import LabelSource
@@ -235,7 +242,7 @@ def states(rows: list[dict[str, Any]], teacher: Path, pooling: str, cache: Path)
 
     settings = {
         "judge_params.scoring": "LOGPROBS",
-        "inference_config.model.model_name": SMALL,
+        "inference_config.model.model_name": model,
         "inference_config.model.model_max_length": 8192,
         "inference_config.engine_params.gpu_memory_utilization": 0.2,
     }
@@ -245,7 +252,7 @@ def states(rows: list[dict[str, Any]], teacher: Path, pooling: str, cache: Path)
         raise SystemExit(f"{len(rows) - len(found.truth)} passages have no teacher grade: {found.skipped}")
     field = None if pooling == "last" else "text"
     feature = Feature.of(pooling, field, judge, rows)  # type: ignore[arg-type]
-    return found, engine_states(judge, found, LAYER, cache, feature=feature)
+    return found, engine_states(judge, found, layer, cache, feature=feature)
 
 
 def main() -> None:
@@ -257,6 +264,7 @@ def main() -> None:
     args = parser.parse_args()
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
+    earlier = json.loads(args.out.read_text()) if args.out.exists() else {}
     from jurist.probe.fit import FitSettings, choose, row_probabilities, train
 
     rows = passages(work)
@@ -313,13 +321,15 @@ def main() -> None:
 
     # 2-4. each feature's states, curve and cost
     settings = FitSettings(cs=CS, inner_folds=5, seed=SEED)
-    for pooling in FEATURES:
-        found, got = states(every, work / "teacher.parquet", pooling, work / f"states_{pooling}")
+    for student, (model, layer, pooling) in STUDENTS.items():
+        found, got = states(every, work / "teacher.parquet", student, work / f"states_{student}")
         x, truth, soft = got.states[:, :, 0], found.truth, found.soft
         n_fit = len(fit_rows)
-        entry: dict[str, Any] = {"curve": []}
+        entry: dict[str, Any] = {"model": model, "layer": layer, "pooling": pooling, "curve": []}
         if got.run == len(every):
             entry["cost_of_teacher"] = round(got.seconds / got.run * teacher_rate, 4)
+        else:  # its states were read from the caches: the cost is the run's that timed them
+            entry["cost_of_teacher"] = earlier.get(student, {}).get("cost_of_teacher")
         for n in (*CURVE, n_fit):
             _, c, _ = choose(
                 found.shape, x[:n, :, None], truth[:n], settings, np.random.default_rng(SEED), soft[:n]
@@ -327,8 +337,8 @@ def main() -> None:
             head = train(found.shape, x[:n], truth[:n], c, soft[:n])
             guess = expected_grade(row_probabilities(found.shape, head, x[n_fit:]), GRADES)
             entry["curve"].append({"teacher_labels": n, "c": c, **agreement(guess, reference)})
-            print(pooling, n, entry["curve"][-1]["spearman"], flush=True)
-        results[f"student_0.5b_{pooling}"] = entry
+            print(student, n, entry["curve"][-1]["spearman"], flush=True)
+        results[student] = entry
         write(results, args.out)
     results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     write(results, args.out)
