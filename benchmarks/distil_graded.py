@@ -81,19 +81,28 @@ def jurist(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "jurist", *args], check=True)
 
 
-def judged(work: Path, name: str, rows: Path, model: str, *extra: str, fresh: bool = False) -> dict[str, Any]:
-    """A ``jurist judge dataset`` run of the graded judge (reused unless ``fresh``): expected grades by row
-    id and the run summary."""
+def judged(
+    work: Path,
+    name: str,
+    rows: Path,
+    model: str,
+    *extra: str,
+    fresh: bool = False,
+    judge: str = JUDGE,
+    column: str = COLUMN,
+) -> dict[str, Any]:
+    """A ``jurist judge dataset`` run of the graded judge (``judge``, its results under ``column``; reused
+    unless ``fresh``): expected grades by row id, the statuses and the run summary."""
     out, summary = work / f"{name}.parquet", work / f"{name}.summary.json"
     if fresh or not out.exists():
         jurist(
-            "judge", "dataset", "-c", JUDGE, "-i", str(rows), "-o", str(out), "--model", model,
+            "judge", "dataset", "-c", judge, "-i", str(rows), "-o", str(out), "--model", model,
             "--id-column", "id", "--overwrite", "-q", "--summary-json", str(summary), *ENGINE, *extra,
         )  # fmt: skip
     table = pq.read_table(out).to_pylist()
     return {
-        "scores": {r["row_id"]: r[f"{COLUMN}.score"] for r in table},
-        "statuses": sorted({r[f"{COLUMN}.status"] for r in table}),
+        "scores": {r["row_id"]: r[f"{column}.score"] for r in table},
+        "statuses": sorted({r[f"{column}.status"] for r in table}),
         "summary": json.loads(summary.read_text()) if summary.exists() else None,
     }
 
@@ -114,30 +123,52 @@ def fit_student(work: Path, name: str, fit_path: Path, teacher: Path) -> dict[st
 # ------------------------------------------------------------------------------------------ states
 
 
-def states_of(name: str, head: Path, rows: list[dict[str, Any]], teacher: Path, cache: Path) -> Any:
-    """The rows' examples (the teacher's grade distributions as targets) and their states at the head's
-    layer, read through the engine as the fit read them (its chunk cache: a fit row is not run again)."""
+def graded_states(
+    judge_name: str,
+    model: str,
+    rows: list[dict[str, Any]],
+    teacher: Path,
+    layer: int,
+    cache: Path,
+    pooling: str = "last",
+    field: str | None = None,
+) -> tuple[Any, Any]:
+    """The rows' examples (the teacher's grade distributions in ``teacher`` as targets) and their states
+    after ``layer`` of ``model``, pooled as asked (over ``field``'s tokens), read through the engine of the
+    judge ``judge_name`` in LOGPROBS as a fit reads them (chunk caches in ``cache``: a row read before is
+    not run again)."""
     from jurist.config.loading import load_judge_config
     from jurist.judges.judge import Judge
     from jurist.labels.source import LabelSource
-    from jurist.models.probe_head import load_head
     from jurist.probe.examples import examples
     from jurist.probe.features import Feature, engine_states
 
     settings = {
         "judge_params.scoring": "LOGPROBS",
-        "inference_config.model.model_name": STUDENTS[name]["model"],
+        "inference_config.model.model_name": model,
         "inference_config.model.model_max_length": 8192,
         "inference_config.engine_params.gpu_memory_utilization": 0.2,
     }
-    judge = Judge(load_judge_config(JUDGE, settings))
+    judge = Judge(load_judge_config(judge_name, settings))
     labels = LabelSource(verdicts=teacher, soft=True).for_rows(rows, "id")
     found = examples(judge, rows, labels)
     if len(found.truth) != len(rows):
         raise SystemExit(f"{len(rows) - len(found.truth)} rows have no teacher grade: {found.skipped}")
+    feature = Feature.of(pooling, field, judge, rows)  # type: ignore[arg-type]
+    return found, engine_states(judge, found, layer, cache, feature=feature)
+
+
+def states_of(name: str, head: Path, rows: list[dict[str, Any]], teacher: Path, cache: Path) -> Any:
+    """The rows' examples and their states at the head's layer, pooled as the head pools them
+    (:func:`graded_states` of the student ``name``)."""
+    from jurist.models.probe_head import load_head
+
     fitted = load_head(head)
-    feature = Feature.of(fitted.pooling, fitted.pooled_field, judge, rows)
-    return found, engine_states(judge, found, fitted.layer, cache, feature=feature).states[:, :, 0]
+    model = STUDENTS[name]["model"]
+    found, got = graded_states(
+        JUDGE, model, rows, teacher, fitted.layer, cache, fitted.pooling, fitted.pooled_field
+    )
+    return found, got.states[:, :, 0]
 
 
 def mlp_head(shape: Any, states: np.ndarray, truth: np.ndarray, soft: Any) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from common import RESULTS, header, write
-from distil_graded import COLUMN, JUDGE, STUDENTS, expected_grade
+from distil_graded import COLUMN, JUDGE, STUDENTS, expected_grade, graded_states
 from distil_labels import CS, GRADES, column, measured
 from distil_recipe import response_rows, split
 
@@ -56,27 +56,6 @@ def spearman_for_keep_f1(target: float, rate: float) -> float:
         middle = (low + high) / 2
         low, high = (middle, high) if gaussian_keep_f1(middle, rate) < target else (low, middle)
     return (low + high) / 2
-
-
-def layer_states(rows: list[dict[str, Any]], teacher: Path, layer: int, cache: Path) -> tuple[Any, Any]:
-    """The rows' examples (teacher grade distributions as targets) and last-token states after ``layer``."""
-    from jurist.config.loading import load_judge_config
-    from jurist.judges.judge import Judge
-    from jurist.labels.source import LabelSource
-    from jurist.probe.examples import examples
-    from jurist.probe.features import engine_states
-
-    settings = {
-        "judge_params.scoring": "LOGPROBS",
-        "inference_config.model.model_name": STUDENTS["student_0.5b"]["model"],
-        "inference_config.model.model_max_length": 8192,
-        "inference_config.engine_params.gpu_memory_utilization": 0.2,
-    }
-    judge = Judge(load_judge_config(JUDGE, settings))
-    found = examples(judge, rows, LabelSource(verdicts=teacher, soft=True).for_rows(rows, "id"))
-    if len(found.truth) != len(rows):
-        raise SystemExit(f"{len(rows) - len(found.truth)} rows have no teacher grade")
-    return found, engine_states(judge, found, layer, cache)
 
 
 def main() -> None:
@@ -115,7 +94,8 @@ def main() -> None:
         by_id: dict[str, Any] = {}
         run, seconds = 0, 0.0
         for part in (curated_fit, curated_held, generated):  # distil_labels.py's order: its chunks cached
-            found, got = layer_states(part, teacher_file, layer, cache)
+            model = STUDENTS["student_0.5b"]["model"]
+            found, got = graded_states(JUDGE, model, part, teacher_file, layer, cache)
             run, seconds = run + got.run, seconds + got.seconds
             for i, row in enumerate(part):
                 by_id[row["id"]] = got.states[i, :, 0]

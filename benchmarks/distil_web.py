@@ -39,7 +39,6 @@ import hashlib
 import json
 import re
 import shlex
-import subprocess
 import sys
 import sysconfig
 import time
@@ -47,10 +46,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from common import RESULTS, header, write
-from distil_graded import ENGINE, agreement, expected_grade
+from distil_graded import agreement, expected_grade, graded_states, judged
 from distil_recipe import LARGE, SMALL, write_jsonl
 
 JUDGE = "corpus/educational_value"
@@ -209,50 +207,19 @@ def split(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[s
 # ------------------------------------------------------------------------------------------ runs
 
 
-def judged(work: Path, name: str, rows: Path, model: str) -> dict[str, Any]:
-    """``jurist judge dataset`` of the judge in LOGPROBS (reused when its results exist): expected grades
-    by passage id and the run summary."""
-    out, summary = work / f"{name}.parquet", work / f"{name}.summary.json"
-    if not out.exists():
-        subprocess.run(
-            [
-                sys.executable, "-m", "jurist", "judge", "dataset", "-c", JUDGE, "-i", str(rows),
-                "-o", str(out), "--model", model, "--id-column", "id", "--overwrite", "-q",
-                "--summary-json", str(summary), "--judge_params.scoring", "LOGPROBS", *ENGINE,
-            ],
-            check=True,
-        )  # fmt: skip
-    table = pq.read_table(out, columns=["row_id", f"{COLUMN}.score", f"{COLUMN}.status"]).to_pylist()
-    return {
-        "scores": {r["row_id"]: r[f"{COLUMN}.score"] for r in table},
-        "statuses": sorted({r[f"{COLUMN}.status"] for r in table}),
-        "summary": json.loads(summary.read_text()),
-    }
-
-
 def states(rows: list[dict[str, Any]], teacher: Path, student: str, cache: Path) -> tuple[Any, Any]:
     """The passages' examples (the teacher's grade distributions as targets) and their states as the
     student (:data:`STUDENTS`) reads them, through vLLM's pooling runner (chunk caches in ``cache``)."""
     model, layer, pooling = STUDENTS[student]
-    from jurist.config.loading import load_judge_config
-    from jurist.judges.judge import Judge
-    from jurist.labels.source import LabelSource
-    from jurist.probe.examples import examples
-    from jurist.probe.features import Feature, engine_states
-
-    settings = {
-        "judge_params.scoring": "LOGPROBS",
-        "inference_config.model.model_name": model,
-        "inference_config.model.model_max_length": 8192,
-        "inference_config.engine_params.gpu_memory_utilization": 0.2,
-    }
-    judge = Judge(load_judge_config(JUDGE, settings))
-    found = examples(judge, rows, LabelSource(verdicts=teacher, soft=True).for_rows(rows, "id"))
-    if len(found.truth) != len(rows):
-        raise SystemExit(f"{len(rows) - len(found.truth)} passages have no teacher grade: {found.skipped}")
     field = None if pooling == "last" else "text"
-    feature = Feature.of(pooling, field, judge, rows)  # type: ignore[arg-type]
-    return found, engine_states(judge, found, layer, cache, feature=feature)
+    return graded_states(JUDGE, model, rows, teacher, layer, cache, pooling, field)
+
+
+def graded(work: Path, name: str, rows: Path, model: str) -> dict[str, Any]:
+    """The judge in LOGPROBS on ``rows`` (reused when its results exist): expected grades by passage id,
+    the statuses and the run summary."""
+    scoring = ("--judge_params.scoring", "LOGPROBS")
+    return judged(work, name, rows, model, *scoring, judge=JUDGE, column=COLUMN)
 
 
 def main() -> None:
@@ -287,8 +254,8 @@ def main() -> None:
 
     # 1. the teacher's grades and the prompted student's
     every_path = write_jsonl(work / "every.jsonl", every)
-    teacher = judged(work, "teacher", every_path, LARGE)
-    prompted = judged(work, "prompted", write_jsonl(work / "held.jsonl", held), SMALL)
+    teacher = graded(work, "teacher", every_path, LARGE)
+    prompted = graded(work, "prompted", write_jsonl(work / "held.jsonl", held), SMALL)
     grade = teacher["scores"]
     if any(grade[r["id"]] is None for r in every):
         raise SystemExit(f"the teacher did not grade every passage: statuses {teacher['statuses']}")
